@@ -1,0 +1,40 @@
+# The two commands of the README: `make run` (the demo) and `make test` (the whole suite).
+# Both create .venv and install the pinned requirements themselves.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+# The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine.
+DEMO_ENV := DEBUG=1
+
+.PHONY: run test venv venv-dev clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
+	$(PIP) install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.runtime
+venv-dev: $(VENV)/.dev
+
+run: $(VENV)/.runtime
+	$(DEMO_ENV) $(PY) manage.py migrate --noinput
+	$(DEMO_ENV) $(PY) manage.py seed_demo
+	@echo
+	@echo "  AgentNava is starting on http://127.0.0.1:8000/"
+	@echo "  Sign in as demo@agentnava.local with the password: demo-password"
+	@echo "  Website chat demo: http://127.0.0.1:8000/demo/chat/"
+	@echo "  Ctrl-C stops the web server and the task cluster."
+	@echo
+	$(DEMO_ENV) $(PY) manage.py devserver --addr 127.0.0.1:8000
+
+test: $(VENV)/.dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+	@if ls tests/js/*.test.mjs >/dev/null 2>&1; then node --test tests/js/*.test.mjs; fi
+
+clean:
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles .pytest_cache

@@ -1,0 +1,16 @@
+"""Test settings: the real settings, with a fast password hasher and django-q run inline where a
+test is not about the queue itself (tests that are start a real cluster in a subprocess)."""
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz")
+os.environ.setdefault("Q_SYNC", "1")
+
+from .settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
+WHITENOISE_USE_FINDERS = True
+ALLOWED_HOSTS = ["*"]

@@ -1,0 +1,181 @@
+"""Model engines: the one module every feature that needs a language model goes through.
+
+Two engines answer the same two questions:
+- `structured(task, system, payload, schema)`: a JSON object that follows `schema`
+  (the memory writer's line operations, the Builder's changes);
+- `reply(task, system, messages)`: a chat reply as text.
+
+`OpenAIEngine` talks to any OpenAI-compatible server with the `openai` package
+(OPENAI_API_KEY, OPENAI_BASE_URL for Ollama / vLLM / llama.cpp, AGENTNAVA_MODEL), with its
+timeout and retries set explicitly, and asks for strict JSON-schema output.
+
+`OfflineEngine` needs no network and is the default without a key. It is not a language
+model: it is deterministic code, rules over the text, registered per task by the app that owns
+the task (`registry.offline_handlers`, filled in each `AppConfig.ready`). It receives exactly
+what a model would receive, so both engines run through the same code path.
+"""
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from .errors import AppError
+from .extensions import registry
+
+log = logging.getLogger(__name__)
+
+
+class EngineError(AppError):
+    """The model could not give a usable answer: timeout, refusal, malformed output."""
+
+    status = 502
+
+    def __init__(self, message: str, *, code: str = "model_error"):
+        super().__init__(code, message)
+
+
+@dataclass(frozen=True)
+class EngineResult:
+    data: Any  # dict for structured(), str for reply()
+    engine: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: int = 0
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four characters a token: how the offline engine reports its input size."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return max(1, len(text) // 4)
+
+
+class OfflineEngine:
+    name = "offline"
+
+    def _handler(self, task: str):
+        try:
+            return registry.offline_handlers[task]
+        except KeyError:
+            raise EngineError(f"The offline engine has no rules for {task!r}.") from None
+
+    def structured(self, *, task: str, system: str, payload: dict, schema: dict) -> EngineResult:
+        started = time.monotonic()
+        data = self._handler(task)(payload)
+        return EngineResult(
+            data=data,
+            engine=self.name,
+            input_tokens=estimate_tokens(system) + estimate_tokens(payload),
+            output_tokens=estimate_tokens(data),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def reply(self, *, task: str, system: str, messages: list[dict]) -> EngineResult:
+        started = time.monotonic()
+        text = self._handler(task)({"system": system, "messages": messages})["text"]
+        return EngineResult(
+            data=text,
+            engine=self.name,
+            input_tokens=estimate_tokens(system) + estimate_tokens(messages),
+            output_tokens=estimate_tokens(text),
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+
+class OpenAIEngine:
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        model: str = "gpt-4o-mini",
+        timeout: float = 30.0,
+        max_retries: int = 2,
+    ):
+        from openai import OpenAI  # imported here so the offline engine never needs it
+
+        self.model = model
+        self.client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+
+    def _complete(self, **kwargs) -> tuple[Any, int]:
+        import openai
+
+        started = time.monotonic()
+        try:
+            response = self.client.chat.completions.create(model=self.model, **kwargs)
+        except openai.APITimeoutError as exc:
+            raise EngineError("The model did not answer in time.", code="model_timeout") from exc
+        except openai.RateLimitError as exc:
+            raise EngineError("The model is rate limited; try again later.", code="model_rate_limited") from exc
+        except openai.APIConnectionError as exc:
+            raise EngineError("The model server could not be reached.", code="model_unreachable") from exc
+        except openai.APIStatusError as exc:
+            raise EngineError(f"The model server answered HTTP {exc.status_code}.") from exc
+        except openai.OpenAIError as exc:  # malformed bodies and the like
+            raise EngineError(f"The model's answer could not be read: {type(exc).__name__}.") from exc
+        return response, int((time.monotonic() - started) * 1000)
+
+    @staticmethod
+    def _usage(response) -> tuple[int, int]:
+        usage = getattr(response, "usage", None)
+        return (getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+
+    @staticmethod
+    def _content(response) -> str:
+        try:
+            choice = response.choices[0]
+            content = choice.message.content
+        except (AttributeError, IndexError, TypeError):
+            raise EngineError("The model's answer has no message.") from None
+        if getattr(choice.message, "refusal", None):
+            raise EngineError("The model refused to answer.", code="model_refused")
+        if not isinstance(content, str) or not content.strip():
+            raise EngineError("The model's answer is empty.")
+        return content
+
+    def structured(self, *, task: str, system: str, payload: dict, schema: dict) -> EngineResult:
+        response, duration = self._complete(
+            messages=[
+                {"role": "system", "content": system},
+                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+            ],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": task, "schema": schema, "strict": True},
+            },
+            temperature=0,
+        )
+        content = self._content(response)
+        try:
+            data = json.loads(content)
+        except json.JSONDecodeError:
+            raise EngineError("The model's answer is not valid JSON.", code="model_malformed") from None
+        if not isinstance(data, dict):
+            raise EngineError("The model's answer is not a JSON object.", code="model_malformed")
+        tokens_in, tokens_out = self._usage(response)
+        return EngineResult(data, self.name, tokens_in, tokens_out, duration)
+
+    def reply(self, *, task: str, system: str, messages: list[dict]) -> EngineResult:
+        response, duration = self._complete(
+            messages=[{"role": "system", "content": system}, *messages], temperature=0.3
+        )
+        tokens_in, tokens_out = self._usage(response)
+        return EngineResult(self._content(response).strip(), self.name, tokens_in, tokens_out, duration)
+
+
+def get_engine():
+    """The configured engine: OpenAI-compatible when AGENTNAVA_ENGINE is 'openai' (the default
+    when OPENAI_API_KEY is set), else the offline engine."""
+    if settings.AGENTNAVA_ENGINE == "openai":
+        return OpenAIEngine(
+            api_key=settings.OPENAI_API_KEY or "not-needed",
+            base_url=settings.OPENAI_BASE_URL,
+            model=settings.AGENTNAVA_MODEL,
+            timeout=settings.OPENAI_TIMEOUT_SECONDS,
+            max_retries=settings.OPENAI_MAX_RETRIES,
+        )
+    return OfflineEngine()

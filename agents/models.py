@@ -1,0 +1,262 @@
+"""Teams, agents and their versioned configuration, end users and their conversations.
+
+This is the lowest layer: it imports neither `consent` nor `memory`.
+"""
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Plan(models.TextChoices):
+    FREE = "free", "Free"
+    PRO = "pro", "Pro"
+    TEAM = "team", "Team"
+    ENTERPRISE = "enterprise", "Enterprise"
+
+
+# Memory comes with the Team plan and up (R3).
+PLANS_WITH_MEMORY = frozenset({Plan.TEAM, Plan.ENTERPRISE})
+
+
+class Team(models.Model):
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=120)
+    plan = models.CharField(max_length=20, choices=Plan.choices, default=Plan.FREE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(plan__in=Plan.values), name="team_plan_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def has_memory(self) -> bool:
+        return self.plan in PLANS_WITH_MEMORY
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        MEMBER = "member", "Member"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team}"
+
+
+class ApiKey(models.Model):
+    """A team's API key. Only a SHA-256 hash is stored; `prefix` is the visible start."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=80)
+    prefix = models.CharField(max_length=16)
+    hashed_key = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+def new_agent_public_id() -> str:
+    return "agt_" + secrets.token_hex(6)
+
+
+def new_identity_secret() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class Agent(models.Model):
+    public_id = models.CharField(max_length=20, unique=True, default=new_agent_public_id, editable=False)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="agents")
+    name = models.CharField(max_length=120)
+    # Signs website-chat visitor ids and checks `data-end-user-hash` (HMAC-SHA256 of the id).
+    identity_secret = models.CharField(max_length=64, default=new_identity_secret)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # When the published version turned memory off; memories are deleted 30 days later (R4).
+    memory_off_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AgentVersion(models.Model):
+    """One published, numbered, immutable configuration of an agent (R2)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    config = models.JSONField()
+    published_at = models.DateTimeField()
+    published_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # "web", "api", "builder", "restore", "seed"
+    source = models.CharField(max_length=20, default="web")
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "number"], name="agentversion_unique_number"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="agentversion_number_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} v{self.number}"
+
+
+class AgentDraft(models.Model):
+    """The one open draft of an agent's configuration: changes that wait for Publish."""
+
+    agent = models.OneToOneField(Agent, on_delete=models.CASCADE, related_name="draft")
+    config = models.JSONField()
+    based_on = models.PositiveIntegerField(help_text="The version number the draft started from.")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+
+class EndUser(models.Model):
+    """A person an agent talks to, known by the integrator's id, scoped to the agent (R5, R24)."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="end_users")
+    external_id = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_chat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "external_id"], name="enduser_unique_per_agent"),
+        ]
+        indexes = [models.Index(fields=["agent", "last_chat_at"], name="enduser_agent_lastchat")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+def new_conversation_public_id() -> str:
+    return "conv_" + secrets.token_hex(8)
+
+
+class Conversation(models.Model):
+    class MemoryOff(models.TextChoices):
+        """Why memory is not used for a conversation; decided once, at start."""
+
+        REQUESTED = "requested", "memory: false was asked for"
+        SETTINGS = "settings", "memory is off in the agent's version"
+        PLAN = "plan", "the team's plan has no memory"
+        PROJECT = "project", "the agent works inside a project"
+        STOPPED = "stopped", "the end user asked to stop"
+        CONSENT = "consent", "ask first: no yes yet"
+        SWITCH = "switch", "the visitor's switch is off"
+
+    public_id = models.CharField(max_length=24, unique=True, default=new_conversation_public_id, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations")
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="conversations")
+    version = models.ForeignKey(AgentVersion, on_delete=models.PROTECT, related_name="conversations")
+    uses_memory = models.BooleanField()
+    memory_off_reason = models.CharField(max_length=20, choices=MemoryOff.choices, blank=True)
+    project = models.CharField(max_length=100, blank=True)
+    source = models.CharField(max_length=20, default="api")
+    # The note built once at start from the memory (R17); empty when memory is not used.
+    memory_note = models.TextField(blank=True)
+    started_at = models.DateTimeField()
+    last_activity_at = models.DateTimeField()
+    # When the quiet window ends: set on each message of a conversation that uses memory,
+    # cleared once the memory has read it. The sweep finds due work through this index.
+    memory_due_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(uses_memory=True, memory_off_reason="") | Q(uses_memory=False),
+                name="conversation_memory_reason_consistent",
+            ),
+            models.CheckConstraint(
+                condition=Q(memory_due_at__isnull=True) | Q(uses_memory=True),
+                name="conversation_due_only_with_memory",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["memory_due_at"],
+                name="conversation_memory_due",
+                condition=Q(memory_due_at__isnull=False),
+            ),
+            models.Index(fields=["end_user", "started_at"], name="conversation_enduser_started"),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class Message(models.Model):
+    class Kind(models.TextChoices):
+        USER = "user", "The person"
+        AGENT = "agent", "The agent"
+        TOOL_RESULT = "tool_result", "Tool result"
+        FILE = "file", "File"
+        WEB_PAGE = "web_page", "Web page"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    text = models.TextField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.CheckConstraint(condition=Q(kind__in=["user", "agent", "tool_result", "file", "web_page"]), name="message_kind_valid")]
+        indexes = [models.Index(fields=["conversation", "created_at"], name="message_conv_created")]
+
+
+class ActionRun(models.Model):
+    class Status(models.TextChoices):
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="action_runs")
+    name = models.CharField(max_length=80)
+    status = models.CharField(max_length=20, choices=Status.choices)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["succeeded", "failed"]), name="actionrun_status_valid")
+        ]
+        indexes = [models.Index(fields=["conversation", "created_at"], name="actionrun_conv_created")]
+
+
+class UsageDay(models.Model):
+    """What a team used on a day. Chat replies count; memory runs never do (R3)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="usage_days")
+    day = models.DateField()
+    replies = models.PositiveIntegerField(default=0)
+    tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "day"], name="usageday_unique")]

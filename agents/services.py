@@ -1,0 +1,358 @@
+"""Writes for teams, API keys, agents, drafts and versions, end users and conversations.
+
+Every function here is the one way its state changes, so a rule or a guard cannot be skipped.
+"""
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from . import config as agent_config
+from .errors import AppError, InvalidConfig
+from .extensions import registry
+from .models import (
+    ActionRun,
+    Agent,
+    AgentDraft,
+    AgentVersion,
+    ApiKey,
+    Conversation,
+    EndUser,
+    Membership,
+    Message,
+    Team,
+    UsageDay,
+)
+
+User = get_user_model()
+
+API_KEY_PREFIX = "ank_"
+MAX_END_USER_ID_CHARS = 200
+
+
+# --- Teams and members --------------------------------------------------------------------
+
+
+@transaction.atomic
+def team_create(*, slug: str, name: str, plan: str, owner_email: str) -> tuple[Team, str | None]:
+    """Create a team and its owner. Returns the team and the owner's first password when
+    this call made the user (None when the user existed). Refuses a slug in use."""
+    if Team.objects.filter(slug=slug).exists():
+        raise AppError("team_exists", f"A team with the slug {slug!r} already exists.")
+    team = Team(slug=slug, name=name or slug.replace("-", " ").title(), plan=plan)
+    team.full_clean()
+    team.save()
+    password = None
+    user = User.objects.filter(email__iexact=owner_email).first()
+    if user is None:
+        password = secrets.token_urlsafe(12)
+        user = User.objects.create_user(username=owner_email, email=owner_email, password=password)
+    Membership.objects.create(team=team, user=user, role=Membership.Role.OWNER)
+    return team, password
+
+
+# --- API keys -------------------------------------------------------------------------------
+
+
+def hash_api_key(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def api_key_create(*, team: Team, name: str, created_by=None) -> tuple[ApiKey, str]:
+    """Create a key and return it with the raw secret, which is never stored or shown again."""
+    raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    key = ApiKey.objects.create(
+        team=team,
+        name=(name or "API key")[:80],
+        prefix=raw[:12],
+        hashed_key=hash_api_key(raw),
+        created_by=created_by,
+    )
+    return key, raw
+
+
+def api_key_revoke(*, key: ApiKey) -> None:
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+
+
+def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
+    """The active key for this secret, with `last_used_at` recorded (at most once a minute)."""
+    if not raw_key or not raw_key.startswith(API_KEY_PREFIX) or len(raw_key) > 100:
+        return None
+    key = (
+        ApiKey.objects.select_related("team")
+        .filter(hashed_key=hash_api_key(raw_key), revoked_at__isnull=True)
+        .first()
+    )
+    if key is None:
+        return None
+    now = timezone.now()
+    if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now
+    return key
+
+
+# --- Agents, drafts and versions ----------------------------------------------------------
+
+
+def _validated(agent: Agent, config: dict) -> dict:
+    return agent_config.validate_config(config, plan_has_memory=agent.team.has_memory)
+
+
+def _note_memory_switch(agent: Agent, old: dict | None, new: dict, now) -> None:
+    was_on = bool(old and old["memorySettings"]["on"])
+    is_on = new["memorySettings"]["on"]
+    if was_on and not is_on:
+        agent.memory_off_since = now
+        agent.save(update_fields=["memory_off_since"])
+    elif is_on and agent.memory_off_since is not None:
+        agent.memory_off_since = None
+        agent.save(update_fields=["memory_off_since"])
+
+
+@transaction.atomic
+def agent_create(*, team: Team, name: str, config: dict | None = None, user=None) -> Agent:
+    """Create an agent with version 1 published from `config` (defaults where missing)."""
+    name = (name or "").strip()
+    if not name or len(name) > 120:
+        raise InvalidConfig("An agent needs a name of at most 120 characters.", field="name")
+    agent = Agent(team=team, name=name)
+    validated = _validated(agent, agent_config.merge_changes(agent_config.default_config(), config or {}))
+    agent.save()
+    AgentVersion.objects.create(
+        agent=agent, number=1, config=validated, published_at=timezone.now(), published_by=user, source="create"
+    )
+    return agent
+
+
+def agent_published_version(agent: Agent) -> AgentVersion:
+    return agent.versions.order_by("-number").first()
+
+
+def agent_draft_config(agent: Agent) -> dict:
+    draft = AgentDraft.objects.filter(agent=agent).first()
+    return draft.config if draft else agent_published_version(agent).config
+
+
+@transaction.atomic
+def agent_draft_update(*, agent: Agent, changes: dict, user=None) -> AgentDraft | None:
+    """Merge `changes` into the agent's one open draft, validated as on every path.
+
+    Nothing is published. When the result equals the published version the draft is
+    dropped (returns None). Refused changes raise and leave the draft as it was."""
+    Agent.objects.select_for_update().filter(pk=agent.pk).first()
+    published = agent_published_version(agent)
+    draft = AgentDraft.objects.filter(agent=agent).first()
+    base = draft.config if draft else published.config
+    new = _validated(agent, agent_config.merge_changes(base, changes))
+    if new == published.config:
+        if draft:
+            draft.delete()
+        return None
+    if draft is None:
+        draft = AgentDraft(agent=agent, based_on=published.number)
+    draft.config = new
+    draft.updated_by = user
+    draft.save()
+    return draft
+
+
+def agent_draft_discard(*, agent: Agent) -> None:
+    AgentDraft.objects.filter(agent=agent).delete()
+
+
+@transaction.atomic
+def _publish(*, agent: Agent, config: dict, user, source: str) -> AgentVersion:
+    Agent.objects.select_for_update().filter(pk=agent.pk).first()
+    previous = agent_published_version(agent)
+    now = timezone.now()
+    version = AgentVersion.objects.create(
+        agent=agent,
+        number=previous.number + 1,
+        config=config,
+        published_at=now,
+        published_by=user,
+        source=source,
+    )
+    _note_memory_switch(agent, previous.config, config, now)
+    AgentDraft.objects.filter(agent=agent).delete()
+    return version
+
+
+def agent_publish(*, agent: Agent, user=None) -> AgentVersion:
+    """Publish the open draft as the next numbered version (R2). Refuses when there is none,
+    and re-validates (the team's plan may have changed since the draft was made)."""
+    draft = AgentDraft.objects.filter(agent=agent).first()
+    if draft is None:
+        raise AppError("nothing_to_publish", "There are no unpublished changes.")
+    return _publish(agent=agent, config=_validated(agent, draft.config), user=user, source="web")
+
+
+def agent_update(*, agent: Agent, changes: dict, user=None, source: str = "api") -> AgentVersion:
+    """Apply `changes` to the published configuration and publish at once (the API, R2).
+    An open draft in the web app is left alone. No change, no new version."""
+    published = agent_published_version(agent)
+    new = _validated(agent, agent_config.merge_changes(published.config, changes))
+    if new == published.config:
+        return published
+    return _publish(agent=agent, config=new, user=user, source=source)
+
+
+def agent_version_restore(*, agent: Agent, number: int, user=None) -> AgentDraft | None:
+    """Make an older version's configuration the draft; it waits for Publish."""
+    version = AgentVersion.objects.filter(agent=agent, number=number).first()
+    if version is None:
+        raise AppError("version_not_found", f"Version {number} does not exist.", status=404)
+    published = agent_published_version(agent)
+    AgentDraft.objects.filter(agent=agent).delete()
+    return agent_draft_update(
+        agent=agent, changes=agent_config.merge_changes(published.config, version.config), user=user
+    )
+
+
+def agent_delete(*, agent: Agent) -> None:
+    """Delete the agent and, by cascade, every end user, conversation and memory on it (R20)."""
+    agent.delete()
+
+
+# --- End users and conversations --------------------------------------------------------
+
+
+def end_user_get_or_create(*, agent: Agent, external_id: str) -> EndUser:
+    external_id = (external_id or "").strip() if isinstance(external_id, str) else ""
+    if not external_id or len(external_id) > MAX_END_USER_ID_CHARS:
+        raise AppError(
+            "invalid_end_user_id",
+            f"endUserId must be 1 to {MAX_END_USER_ID_CHARS} characters.",
+            field="endUserId",
+        )
+    try:
+        with transaction.atomic():
+            end_user, _ = EndUser.objects.get_or_create(agent=agent, external_id=external_id)
+    except IntegrityError:  # a concurrent first chat created it
+        end_user = EndUser.objects.get(agent=agent, external_id=external_id)
+    return end_user
+
+
+@dataclass(frozen=True)
+class MemoryDecision:
+    uses_memory: bool
+    reason: str  # Conversation.MemoryOff value, "" when memory is used
+
+
+def memory_decision(
+    *, agent: Agent, end_user: EndUser, version: AgentVersion, memory: bool, project: str, switch_on: bool, source: str
+) -> MemoryDecision:
+    """Whether a new conversation uses memory, decided once at start (R4, R20, R23, R26, R3)."""
+    off = Conversation.MemoryOff
+    settings = version.config["memorySettings"]
+    if not memory:
+        return MemoryDecision(False, off.REQUESTED)
+    if not settings["on"]:
+        return MemoryDecision(False, off.SETTINGS)
+    if not agent.team.has_memory:
+        return MemoryDecision(False, off.PLAN)
+    if project:
+        return MemoryDecision(False, off.PROJECT)
+    if not switch_on:
+        return MemoryDecision(False, off.SWITCH)
+    for gate in registry.memory_gates:
+        reason = gate(agent=agent, end_user=end_user, settings=settings, source=source)
+        if reason:
+            return MemoryDecision(False, reason)
+    return MemoryDecision(True, "")
+
+
+@transaction.atomic
+def conversation_start(
+    *,
+    agent: Agent,
+    external_id: str,
+    memory: bool = True,
+    project: str = "",
+    switch_on: bool = True,
+    source: str = "api",
+    now=None,
+) -> Conversation:
+    """Start a conversation on the agent's published version; decide once whether it uses
+    memory, and if so build the note its agent receives from the memory as it is now."""
+    if not isinstance(project, str) or len(project) > 100:
+        raise AppError("invalid_project", "project must be an id of at most 100 characters.", field="project")
+    now = now or timezone.now()
+    end_user = end_user_get_or_create(agent=agent, external_id=external_id)
+    version = agent_published_version(agent)
+    decision = memory_decision(
+        agent=agent,
+        end_user=end_user,
+        version=version,
+        memory=memory,
+        project=project.strip(),
+        switch_on=switch_on,
+        source=source,
+    )
+    conversation = Conversation(
+        agent=agent,
+        end_user=end_user,
+        version=version,
+        uses_memory=decision.uses_memory,
+        memory_off_reason=decision.reason,
+        project=project.strip(),
+        source=source,
+        started_at=now,
+        last_activity_at=now,
+    )
+    if decision.uses_memory and registry.memory_note is not None:
+        conversation.memory_note = registry.memory_note(conversation)
+    conversation.save()
+    return conversation
+
+
+def _touch(conversation: Conversation, now) -> None:
+    """Every message moves the activity time and, with memory, the end of the quiet window."""
+    conversation.last_activity_at = now
+    fields = ["last_activity_at"]
+    if conversation.uses_memory:
+        quiet = conversation.version.config["memorySettings"]["quietMinutes"]
+        conversation.memory_due_at = now + timedelta(minutes=quiet)
+        fields.append("memory_due_at")
+    conversation.save(update_fields=fields)
+
+
+@transaction.atomic
+def message_record(*, conversation: Conversation, kind: str, text: str, now=None) -> Message:
+    """Record one message of any kind; the person's own move the end user's last chat time."""
+    if kind not in Message.Kind.values:
+        raise AppError("invalid_kind", f"Unknown message kind {kind!r}.", field="type")
+    now = now or timezone.now()
+    message = Message.objects.create(conversation=conversation, kind=kind, text=text, created_at=now)
+    _touch(conversation, now)
+    if kind == Message.Kind.USER:
+        EndUser.objects.filter(pk=conversation.end_user_id).update(last_chat_at=now)
+    return message
+
+
+@transaction.atomic
+def action_run_record(*, conversation: Conversation, name: str, status: str, now=None) -> ActionRun:
+    if status not in ActionRun.Status.values:
+        raise AppError("invalid_status", "status must be succeeded or failed.", field="status")
+    if not isinstance(name, str) or not agent_config.ACTION_NAME_RE.match(name):
+        raise AppError("invalid_action", "name must be an action name such as renew_plan.", field="name")
+    now = now or timezone.now()
+    run = ActionRun.objects.create(conversation=conversation, name=name, status=status, created_at=now)
+    _touch(conversation, now)
+    return run
+
+
+def usage_count_reply(*, team: Team, tokens: int, now=None) -> None:
+    """A chat reply counts toward the team's usage. Memory runs never call this (R3)."""
+    day = (now or timezone.now()).date()
+    UsageDay.objects.get_or_create(team=team, day=day)
+    UsageDay.objects.filter(team=team, day=day).update(replies=F("replies") + 1, tokens=F("tokens") + tokens)

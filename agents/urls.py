@@ -1,0 +1,18 @@
+from django.urls import path
+
+from . import views
+
+app_name = "agents"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("team/switch/", views.switch_team, name="switch_team"),
+    path("agents/new/", views.agent_new, name="new"),
+    path("agents/<str:public_id>/", views.overview, name="overview"),
+    path("agents/<str:public_id>/publish/", views.draft_publish, name="publish"),
+    path("agents/<str:public_id>/discard/", views.draft_discard, name="discard"),
+    path("agents/<str:public_id>/versions/", views.versions, name="versions"),
+    path("agents/<str:public_id>/versions/<int:number>/restore/", views.version_restore, name="restore"),
+    path("settings/api-keys/", views.api_keys, name="api_keys"),
+    path("settings/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),
+]

@@ -1,0 +1,172 @@
+"""Build screen pages: agents, the Overview and Versions tabs, drafts and Publish, API keys.
+
+Views are thin: they check who asks (team scoping in the selectors), call one service, render.
+"""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from . import services
+from .errors import AppError
+from .models import ApiKey, AgentVersion
+from .selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
+
+
+def _team_or_404(request):
+    team = current_team(request)
+    if team is None:
+        raise Http404("You are not a member of any team.")
+    return team
+
+
+@login_required
+def home(request):
+    team = _team_or_404(request)
+    agents = list(team.agents.all())
+    if len(agents) == 1 and not request.GET.get("all"):
+        return redirect("agents:overview", public_id=agents[0].public_id)
+    return render(request, "agents/home.html", {"team": team, "agents": agents})
+
+
+@login_required
+@require_POST
+def switch_team(request):
+    wanted = request.POST.get("team")
+    for team in teams_for_user(request.user):
+        if str(team.pk) == wanted:
+            request.session["team_id"] = team.pk
+    return redirect("agents:home")
+
+
+@login_required
+@require_POST
+def agent_new(request):
+    team = _team_or_404(request)
+    try:
+        agent = services.agent_create(team=team, name=request.POST.get("name", ""), user=request.user)
+    except AppError as exc:
+        messages.error(request, exc.message)
+        return redirect("agents:home")
+    return redirect("agents:overview", public_id=agent.public_id)
+
+
+def build_context(request, agent, tab: str, **extra) -> dict:
+    """What every Build-screen tab shows: the agent, its tabs, the draft bar."""
+    request.session["team_id"] = agent.team_id
+    return {"agent": agent, "tab": tab, **agent_state(agent), **extra}
+
+
+@login_required
+def overview(request, public_id):
+    agent = agent_for_user(request.user, public_id)
+    error = None
+    if request.method == "POST":
+        actions = []
+        for line in request.POST.get("actions", "").splitlines():
+            if line.strip():
+                name, _, label = line.partition("=")
+                actions.append({"name": name.strip(), "label": label.strip()})
+        try:
+            services.agent_draft_update(
+                agent=agent,
+                changes={
+                    "instructions": request.POST.get("instructions", ""),
+                    "guardrails": request.POST.get("guardrails", ""),
+                    "actions": actions,
+                },
+                user=request.user,
+            )
+            messages.success(request, "Saved to the draft. Publish when ready.")
+            return redirect("agents:overview", public_id=public_id)
+        except AppError as exc:
+            error = exc
+    ctx = build_context(request, agent, "overview", error=error)
+    ctx["actions_text"] = "\n".join(f"{a['name']} = {a['label']}" for a in ctx["config"]["actions"])
+    return render(request, "agents/overview.html", ctx)
+
+
+@login_required
+@require_POST
+def draft_publish(request, public_id):
+    agent = agent_for_user(request.user, public_id)
+    try:
+        version = services.agent_publish(agent=agent, user=request.user)
+        messages.success(request, f"Published version {version.number}.")
+    except AppError as exc:
+        messages.error(request, exc.message)
+    return redirect(_safe_next(request.POST.get("next", ""), agent))
+
+
+@login_required
+@require_POST
+def draft_discard(request, public_id):
+    agent = agent_for_user(request.user, public_id)
+    services.agent_draft_discard(agent=agent)
+    messages.info(request, "Unpublished changes discarded.")
+    return redirect(_safe_next(request.POST.get("next", ""), agent))
+
+
+def _safe_next(next_url: str, agent) -> str:
+    """Only ever go back to one of this agent's own Build-screen pages."""
+    prefix = f"/agents/{agent.public_id}/"
+    return next_url if next_url.startswith(prefix) and "//" not in next_url else prefix
+
+
+@login_required
+def versions(request, public_id):
+    agent = agent_for_user(request.user, public_id)
+    all_versions = list(agent.versions.select_related("published_by").order_by("-number"))
+    diff = None
+    if len(all_versions) > 1:
+        numbers = {v.number: v for v in all_versions}
+        try:
+            a = numbers.get(int(request.GET.get("a", all_versions[1].number)))
+            b = numbers.get(int(request.GET.get("b", all_versions[0].number)))
+        except ValueError:
+            a = b = None
+        if a and b:
+            diff = version_diff(a, b)
+    ctx = build_context(request, agent, "versions", versions=all_versions, diff=diff)
+    if request.htmx and request.GET.get("partial") == "diff":
+        return render(request, "agents/_version_diff.html", ctx)
+    return render(request, "agents/versions.html", ctx)
+
+
+@login_required
+@require_POST
+def version_restore(request, public_id, number):
+    agent = agent_for_user(request.user, public_id)
+    try:
+        services.agent_version_restore(agent=agent, number=number, user=request.user)
+        messages.success(request, f"Version {number} is now the draft. Publish to make it live.")
+    except AppError as exc:
+        messages.error(request, exc.message)
+    return redirect("agents:versions", public_id=public_id)
+
+
+@login_required
+def api_keys(request):
+    team = _team_or_404(request)
+    new_key = None
+    if request.method == "POST":
+        _, new_key = services.api_key_create(team=team, name=request.POST.get("name", ""), created_by=request.user)
+    keys = ApiKey.objects.filter(team=team).order_by("-created_at")
+    return render(request, "agents/api_keys.html", {"team": team, "keys": keys, "new_key": new_key})
+
+
+@login_required
+@require_POST
+def api_key_revoke(request, key_id):
+    team = _team_or_404(request)
+    key = ApiKey.objects.filter(team=team, pk=key_id).first()
+    if key is None:
+        raise Http404("No such key.")
+    services.api_key_revoke(key=key)
+    messages.info(request, f"Key {key.prefix}… revoked. It stops working at once.")
+    return redirect("agents:api_keys")
+
+
+def healthz(request):
+    return HttpResponse("ok", content_type="text/plain")

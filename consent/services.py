@@ -1,0 +1,33 @@
+"""Consent writes and the ask-first gate (R26)."""
+from django.utils import timezone
+
+from agents.models import Agent, Conversation, EndUser
+
+from .models import Consent
+
+
+def consent_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str) -> str | None:
+    """With askFirst on, memory stays off for an end user until they say yes."""
+    if not settings.get("askFirst"):
+        return None
+    agreed = Consent.objects.filter(end_user=end_user, agreed_at__isnull=False).exists()
+    return None if agreed else Conversation.MemoryOff.CONSENT
+
+
+def consent_set(*, end_user: EndUser, agreed: bool, source: str, now=None) -> Consent:
+    """Record a yes (keeping the first yes's date) or a no (clearing agreed_at)."""
+    now = now or timezone.now()
+    consent, _ = Consent.objects.get_or_create(
+        end_user=end_user, defaults={"agent_id": end_user.agent_id, "source": source}
+    )
+    if agreed:
+        if consent.agreed_at is None:
+            consent.agreed_at = now
+            consent.source = source
+        consent.declined_at = None
+    else:
+        consent.agreed_at = None
+        consent.declined_at = now
+        consent.source = source
+    consent.save()
+    return consent

@@ -1,0 +1,15 @@
+from django.contrib import admin
+
+from .models import Memory, MemoryRun
+
+
+@admin.register(Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = ("end_user", "agent", "updated_at", "read_up_to", "stopped_at")
+    search_fields = ("end_user__external_id",)
+
+
+@admin.register(MemoryRun)
+class MemoryRunAdmin(admin.ModelAdmin):
+    list_display = ("memory", "kind", "status", "engine", "added", "replaced", "removed", "started_at")
+    list_filter = ("kind", "status")

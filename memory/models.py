@@ -1,0 +1,99 @@
+"""The memory about one end user on one agent, and an audit row per run that changed or read it."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from agents.models import Agent, EndUser
+
+
+class Memory(models.Model):
+    """One per (agent, end user) (R5). Plain text, one fact per line, at most 30 lines (R6).
+
+    A deleted memory keeps this row with empty text and `read_up_to` at the deletion time, so
+    no older chat can bring a line back (R20). It is "absent" to readers while empty and not
+    stopped."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="memories")
+    end_user = models.OneToOneField(EndUser, on_delete=models.CASCADE, related_name="memory")
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField()
+    # How far the memory has read their chats; nothing older can change it (R15).
+    read_up_to = models.DateTimeField(null=True, blank=True)
+    # {at, added, replaced, removed}: counts, none of their words.
+    last_run = models.JSONField(null=True, blank=True)
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    # The last quiet-window failure after its retries: {at, code, attempts}; cleared on success.
+    last_failure = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "memories"
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "end_user"], name="memory_unique_per_end_user"),
+            models.CheckConstraint(condition=Q(stopped_at__isnull=True) | Q(text=""), name="memory_stopped_is_empty"),
+        ]
+        indexes = [
+            # Newest change first, keyset-paged on (updated_at, id).
+            models.Index(fields=["agent", "-updated_at", "-id"], name="memory_agent_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"memory of {self.end_user_id} on {self.agent_id}"
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for line in self.text.split("\n") if line.strip()]
+
+    @property
+    def is_present(self) -> bool:
+        return bool(self.text) or self.stopped_at is not None
+
+
+class MemoryRun(models.Model):
+    """An audit row per run. Counts and timings only: never a copy of the memory's words."""
+
+    class Kind(models.TextChoices):
+        QUIET = "quiet", "Quiet window"
+        TRY = "try", "Try"
+        APPLY = "apply", "Apply"
+        TEAM_EDIT = "team_edit", "Team edit"
+        API_SET = "api_set", "API"
+        END_USER_REQUEST = "end_user_request", "End user's request"
+
+    class Status(models.TextChoices):
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="runs")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    engine = models.CharField(max_length=20, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices)
+    added = models.PositiveIntegerField(default=0)
+    replaced = models.PositiveIntegerField(default=0)
+    removed = models.PositiveIntegerField(default=0)
+    # {reason code: count}; the dropped lines' words are never stored.
+    dropped = models.JSONField(default=dict, blank=True)
+    messages_read = models.PositiveIntegerField(default=0)
+    actions_read = models.PositiveIntegerField(default=0)
+    read_from = models.DateTimeField(null=True, blank=True)
+    read_to = models.DateTimeField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    started_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=["quiet", "try", "apply", "team_edit", "api_set", "end_user_request"]), name="memoryrun_kind_valid"),
+            models.CheckConstraint(condition=Q(status__in=["succeeded", "failed"]), name="memoryrun_status_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["memory", "-started_at"], name="memoryrun_memory_started"),
+            models.Index(fields=["started_at"], name="memoryrun_started"),
+        ]

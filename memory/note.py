@@ -1,0 +1,32 @@
+"""The note a chat's agent receives (R17): built once at conversation start, shown on the Memory tab."""
+from agents.models import Conversation
+
+from .models import Memory
+
+NOTE_PREAMBLE = (
+    "What you remember about this person from earlier chats. It may be incomplete or out of date. "
+    "Lines marked \"said once\" were mentioned only once: lean less on them. "
+    "Never rely on a fact being here, and if they correct something, believe them."
+)
+NOTE_START, NOTE_END = "<memory>", "</memory>"
+
+
+def render_note(lines: list[str]) -> str:
+    """The exact text put in the chat model's system prompt; empty when there is nothing."""
+    if not lines:
+        return ""
+    body = "\n".join(lines)
+    return f"{NOTE_PREAMBLE}\n{NOTE_START}\n{body}\n{NOTE_END}"
+
+
+def note_lines(memory: Memory | None) -> list[str]:
+    if memory is None or memory.stopped_at is not None:
+        return []
+    from .policy import line_refusal  # a line the policy refuses is never shown to the chat
+
+    return [line for line in memory.lines if not line_refusal(line, check_categories=False)]
+
+
+def note_for_conversation(conversation: Conversation) -> str:
+    memory = Memory.objects.filter(end_user=conversation.end_user).first()
+    return render_note(note_lines(memory))
