@@ -8,8 +8,9 @@ class MemoryConfig(AppConfig):
     def ready(self):
         from agents.extensions import registry
 
-        from . import note, services
+        from . import note, offline, services
 
         if services.stopped_gate not in registry.memory_gates:
             registry.memory_gates.append(services.stopped_gate)
         registry.memory_note = note.note_for_conversation
+        registry.offline_handlers.setdefault("memory_operations", offline.memory_operations)

@@ -1,0 +1,82 @@
+"""Reads for memories: due work for the sweep, what a run reads, lists for the tab and the API."""
+from datetime import datetime, timedelta
+
+from django.db.models import Min, Q, QuerySet
+
+from agents.models import ActionRun, Conversation, EndUser, Message
+
+from .models import Memory, MemoryRun
+
+MAX_MESSAGES_PER_RUN = 200
+MAX_CONTEXT_REPLIES = 20
+
+
+def conversation_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
+    """End users (ids) with a conversation whose quiet window has ended. Uses the partial index
+    on memory_due_at; never a scan of all conversations."""
+    rows = (
+        Conversation.objects.filter(memory_due_at__lte=now)
+        .order_by("memory_due_at")
+        .values_list("end_user_id", flat=True)[:limit]
+    )
+    seen: dict[int, None] = {}
+    for end_user_id in rows:
+        seen.setdefault(end_user_id, None)
+    return list(seen)
+
+
+def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime) -> datetime:
+    """How far a run may read: up to now, but never into a chat that is still active (its
+    last activity is within its quiet window), so nothing is written while a chat is active (R11)."""
+    active = [
+        conversation_id
+        for conversation_id, last_activity, config in Conversation.objects.filter(
+            end_user=end_user, uses_memory=True, memory_due_at__isnull=False
+        ).values_list("id", "last_activity_at", "version__config")
+        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) > now
+    ]
+    if not active:
+        return now
+    unread = Message.objects.filter(conversation_id__in=active)
+    if read_from is not None:
+        unread = unread.filter(created_at__gt=read_from)
+    earliest = unread.aggregate(first=Min("created_at"))["first"]
+    return min(now, earliest) if earliest else now
+
+
+def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: datetime) -> dict:
+    """What a run may read (R12): the person's own messages and the action runs, only from
+    conversations that used memory, after `read_from` and before `read_to`; the agent's replies
+    in that span as context. Tool results, files and web pages are never selected."""
+    span = Q(created_at__lt=read_to)
+    if read_from is not None:
+        span &= Q(created_at__gt=read_from)
+    in_memory_chats = Q(conversation__end_user=end_user, conversation__uses_memory=True)
+    messages = list(
+        Message.objects.filter(in_memory_chats, span, kind=Message.Kind.USER)
+        .order_by("created_at", "id")
+        .values("id", "text", "created_at")[:MAX_MESSAGES_PER_RUN]
+    )
+    # When the person typed more than one run reads, the rest waits for the next run.
+    if len(messages) == MAX_MESSAGES_PER_RUN:
+        read_to = messages[-1]["created_at"]
+        span = Q(created_at__lte=read_to) & (Q(created_at__gt=read_from) if read_from else Q())
+    actions = list(
+        ActionRun.objects.filter(in_memory_chats, span)
+        .order_by("created_at", "id")
+        .values("id", "name", "status", "created_at")[:MAX_MESSAGES_PER_RUN]
+    )
+    replies = list(
+        Message.objects.filter(in_memory_chats, span, kind=Message.Kind.AGENT)
+        .order_by("-created_at", "-id")
+        .values("text", "created_at")[:MAX_CONTEXT_REPLIES]
+    )[::-1]
+    return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
+
+
+def memory_for_end_user(end_user: EndUser) -> Memory | None:
+    return Memory.objects.filter(end_user=end_user).first()
+
+
+def memory_runs(memory: Memory, limit: int = 20) -> QuerySet[MemoryRun]:
+    return memory.runs.select_related("actor").order_by("-started_at", "-id")[:limit]

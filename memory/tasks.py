@@ -1,0 +1,16 @@
+"""django-q tasks. Thin: they take ids only (never a person's words, which would survive an erase
+in django-q's tables), load what they need and call a service. Safe to deliver twice."""
+from . import services, writer
+
+
+def sweep_quiet_windows() -> int:
+    return len(services.memory_sweep())
+
+
+def run_quiet_window(end_user_id: int) -> int | None:
+    run = writer.run_quiet_window(end_user_id=end_user_id)
+    return run.pk if run else None
+
+
+def retention_sweep() -> dict:
+    return services.memory_retention_sweep()

@@ -1,0 +1,52 @@
+"""API keys: only hashes stored, revocation at once, last use recorded; operator commands."""
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from agents import services
+from agents.models import ApiKey, Membership, Team
+
+
+def test_a_key_is_stored_as_its_hash_and_authenticates(team):
+    key, raw = services.api_key_create(team=team, name="ci")
+    stored = ApiKey.objects.get(pk=key.pk)
+    assert raw not in (stored.hashed_key, stored.prefix, stored.name)
+    assert len(stored.hashed_key) == 64
+    found = services.api_key_authenticate(raw_key=raw)
+    assert found.pk == key.pk and found.last_used_at is not None
+
+
+def test_a_revoked_key_stops_at_once(team):
+    key, raw = services.api_key_create(team=team, name="ci")
+    services.api_key_revoke(key=key)
+    assert services.api_key_authenticate(raw_key=raw) is None
+
+
+def test_a_wrong_key_does_not_authenticate(team):
+    services.api_key_create(team=team, name="ci")
+    assert services.api_key_authenticate(raw_key="ank_nope") is None
+    assert services.api_key_authenticate(raw_key="") is None
+
+
+def test_create_team_prints_the_first_password_once_and_refuses_a_duplicate(db):
+    out = StringIO()
+    call_command("create_team", "initech", "--plan", "team", "--owner", "ops@initech.test", stdout=out)
+    team = Team.objects.get(slug="initech")
+    assert team.plan == "team"
+    password = out.getvalue().split("(shown once): ")[1].strip()
+    owner = Membership.objects.get(team=team).user
+    assert owner.check_password(password)
+    with pytest.raises(CommandError):
+        call_command("create_team", "initech", "--owner", "x@initech.test", stdout=StringIO())
+
+
+def test_create_api_key_prints_a_working_key(db):
+    call_command("create_team", "initech", "--owner", "ops@initech.test", stdout=StringIO())
+    out = StringIO()
+    call_command("create_api_key", "--team", "initech", stdout=out)
+    raw = out.getvalue().strip()
+    assert services.api_key_authenticate(raw_key=raw).team.slug == "initech"
+    with pytest.raises(CommandError):
+        call_command("create_api_key", "--team", "nope", stdout=StringIO())

@@ -1,0 +1,103 @@
+"""The team members' web app: sign-in, team scoping on every Build-screen URL, CSRF, drafts."""
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from agents import services
+from agents.models import AgentDraft, ApiKey
+
+
+def build_urls(agent):
+    pid = agent.public_id
+    return {
+        "get": [
+            reverse("agents:overview", args=[pid]),
+            reverse("memory:tab", args=[pid]),
+            reverse("agents:versions", args=[pid]),
+        ],
+        "post": [
+            reverse("agents:overview", args=[pid]),
+            reverse("memory:tab", args=[pid]),
+            reverse("agents:publish", args=[pid]),
+            reverse("agents:discard", args=[pid]),
+            reverse("agents:restore", args=[pid, 1]),
+        ],
+    }
+
+
+def test_pages_need_sign_in(client, agent):
+    for url in build_urls(agent)["get"]:
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_member_of_another_team_gets_404_on_every_build_screen_url(agent, other_team):
+    _, outsider = other_team
+    client = Client()
+    client.force_login(outsider)
+    services.agent_draft_update(agent=agent, changes={"guardrails": "x"})
+    urls = build_urls(agent)
+    for url in urls["get"]:
+        assert client.get(url).status_code == 404, url
+    for url in urls["post"]:
+        assert client.post(url, {"on": "on", "quietMinutes": "5", "keepForDays": "9"}).status_code == 404, url
+    # Nothing changed: the draft is still there and unpublished.
+    assert AgentDraft.objects.filter(agent=agent).exists()
+    assert agent.versions.count() == 1
+
+
+def test_an_unknown_agent_is_the_same_404(member_client):
+    assert member_client.get(reverse("agents:overview", args=["agt_000000000000"])).status_code == 404
+
+
+def test_forms_refuse_posts_without_a_csrf_token(agent, user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    response = client.post(reverse("agents:publish", args=[agent.public_id]))
+    assert response.status_code == 403
+
+
+def test_memory_settings_form_saves_to_the_draft_and_publish_makes_a_version(member_client, agent):
+    url = reverse("memory:tab", args=[agent.public_id])
+    response = member_client.post(url, {"on": "on", "instructions": "Keep which office they work from.", "keepForDays": "90", "quietMinutes": "5", "showSwitch": "on"})
+    assert response.status_code == 302
+    page = member_client.get(url).content.decode()
+    assert "unpublished change" in page and "quiet minutes 15 -&gt; 5" in page
+    assert agent.versions.count() == 1
+    member_client.post(reverse("agents:publish", args=[agent.public_id]), {"next": url})
+    assert agent.versions.count() == 2
+    assert agent.versions.first().config["memorySettings"]["instructions"] == "Keep which office they work from."
+
+
+def test_memory_settings_form_shows_the_reason_for_an_invalid_value_and_saves_nothing(member_client, agent):
+    url = reverse("memory:tab", args=[agent.public_id])
+    response = member_client.post(url, {"on": "on", "keepForDays": "0", "quietMinutes": "15"})
+    assert response.status_code == 200
+    assert "keepForDays must be between 1 and 3650 days." in response.content.decode()
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_versions_tab_shows_a_readable_diff(member_client, agent):
+    services.agent_update(agent=agent, changes={"memorySettings": {"quietMinutes": 60, "instructions": "Keep their office."}})
+    page = member_client.get(reverse("agents:versions", args=[agent.public_id]) + "?a=1&b=2").content.decode()
+    assert "quiet minutes 15 -&gt; 60" in page
+    assert "+ Keep their office." in page
+
+
+def test_api_keys_are_shown_once_and_stored_hashed(member_client, team):
+    response = member_client.post(reverse("agents:api_keys"), {"name": "Production"})
+    page = response.content.decode()
+    key = ApiKey.objects.get(team=team)
+    raw = page.split('data-testid="new-key">')[1].split("<")[0]
+    assert raw.startswith("ank_") and raw.startswith(key.prefix)
+    assert key.hashed_key == services.hash_api_key(raw) and raw not in key.hashed_key
+    assert raw not in member_client.get(reverse("agents:api_keys")).content.decode()
+
+
+def test_a_team_member_cannot_revoke_another_teams_key(agent, other_team, team):
+    key, _ = services.api_key_create(team=team, name="k")
+    client = Client()
+    client.force_login(other_team[1])
+    assert client.post(reverse("agents:api_key_revoke", args=[key.pk])).status_code == 404
+    key.refresh_from_db()
+    assert key.revoked_at is None

@@ -1,0 +1,105 @@
+"""Shared fixtures: teams, members, agents, keys, the loopback OpenAI-compatible server, and
+Playwright on Debian's Chromium (never a downloaded browser)."""
+import os
+import shutil
+
+import pytest
+from django.test import Client
+
+from agents import services as agent_services
+from agents.models import Membership, Plan, Team
+
+from .fake_openai import FakeOpenAI
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def make_team(slug="acme", plan=Plan.TEAM, email=None):
+    team, password = agent_services.team_create(
+        slug=slug, name=slug.title(), plan=plan, owner_email=email or f"owner@{slug}.test"
+    )
+    user = Membership.objects.get(team=team).user
+    user.set_password("pw-for-tests-1")
+    user.save()
+    return team, user
+
+
+@pytest.fixture
+def team_and_user(db):
+    return make_team("acme")
+
+
+@pytest.fixture
+def team(team_and_user):
+    return team_and_user[0]
+
+
+@pytest.fixture
+def user(team_and_user):
+    return team_and_user[1]
+
+
+@pytest.fixture
+def other_team(db):
+    return make_team("globex")
+
+
+@pytest.fixture
+def agent(team, user):
+    return agent_services.agent_create(
+        team=team,
+        name="Support",
+        user=user,
+        config={
+            "actions": [{"name": "renew_plan", "label": "Renewed the plan"}],
+            "memorySettings": {"on": True, "quietMinutes": 15},
+        },
+    )
+
+
+@pytest.fixture
+def member_client(user):
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def fake_openai():
+    server = FakeOpenAI().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def openai_engine(settings, fake_openai):
+    settings.AGENTNAVA_ENGINE = "openai"
+    settings.OPENAI_API_KEY = "sk-test-not-real"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_TIMEOUT_SECONDS = 2
+    settings.OPENAI_MAX_RETRIES = 0
+    return fake_openai
+
+
+# --- Browser -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing: install Debian's chromium.")
+        pytest.skip(f"{CHROMIUM} is not installed (set REQUIRE_BROWSER=1 to make this a failure).")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}

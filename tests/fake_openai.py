@@ -1,0 +1,84 @@
+"""A small OpenAI-compatible server for tests, on 127.0.0.1: scripted answers, recorded requests.
+
+Each scripted answer is a dict: {"status": 200, "body": {...} | "raw text", "delay": seconds,
+"headers": {...}}. `chat_json(obj)` and `chat_text(text)` build the usual 200 answers.
+"""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def chat_body(content: str, *, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+def chat_json(obj) -> dict:
+    return {"status": 200, "body": chat_body(json.dumps(obj))}
+
+
+def chat_text(text: str) -> dict:
+    return {"status": 200, "body": chat_body(text)}
+
+
+class FakeOpenAI:
+    def __init__(self):
+        self.script: list[dict] = []
+        self.requests: list[dict] = []
+        self.default: dict | None = None
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                with server._lock:
+                    server.requests.append({"path": self.path, "headers": dict(self.headers), "json": body})
+                    answer = server.script.pop(0) if server.script else server.default
+                if answer is None:
+                    answer = {"status": 500, "body": {"error": {"message": "no scripted answer"}}}
+                if answer.get("delay"):
+                    time.sleep(answer["delay"])
+                payload = answer["body"]
+                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                try:
+                    self.send_response(answer.get("status", 200))
+                    self.send_header("Content-Type", "application/json")
+                    for key, value in answer.get("headers", {}).items():
+                        self.send_header(key, value)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
