@@ -14,3 +14,10 @@ CSRF_COOKIE_SECURE = False
 STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
 WHITENOISE_USE_FINDERS = True
 ALLOWED_HOSTS = ["*"]
+
+# The test database must be a file, not memory, so that a real django-q cluster started by a test
+# (in another process) sees the same database.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}  # noqa: F405
+    (BASE_DIR / "var").mkdir(exist_ok=True)  # noqa: F405
+STATIC_ROOT.mkdir(exist_ok=True)  # noqa: F405  (whitenoise warns about a missing directory)

@@ -115,8 +115,10 @@ class OpenAIEngine:
             raise EngineError("The model server could not be reached.", code="model_unreachable") from exc
         except openai.APIStatusError as exc:
             raise EngineError(f"The model server answered HTTP {exc.status_code}.") from exc
-        except openai.OpenAIError as exc:  # malformed bodies and the like
-            raise EngineError(f"The model's answer could not be read: {type(exc).__name__}.") from exc
+        except (openai.OpenAIError, ValueError, TypeError) as exc:  # malformed bodies and the like
+            raise EngineError(
+                f"The model's answer could not be read: {type(exc).__name__}.", code="model_malformed"
+            ) from exc
         return response, int((time.monotonic() - started) * 1000)
 
     @staticmethod

@@ -380,8 +380,8 @@ _CATEGORY_PATTERNS: dict[str, tuple[str, ...]] = {
         r"\b(?:bought|ordered|booked|purchased|paid|renewed|got|asked|sent|reserved)\b[^.]*\bfor\s+"
         r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|"
         r"July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
-        r"SSO|API|iOS|Android|Windows|Mac|Linux|Pro|Team|Business|Enterprise|Premium|Basic|Starter)\b)[A-Z][a-z]{2,}\b",
-        r"\b[A-Z][a-z]{2,}'s\s+(?:account|order|plan|subscription|birthday|booking|ticket|email|phone|number|"
+        r"SSO|API|iOS|Android|Windows|Mac|Linux|Pro|Team|Business|Enterprise|Premium|Basic|Starter)\b)(?-i:[A-Z][a-z]{2,})\b",
+        r"\b(?-i:[A-Z][a-z]{2,})'s\s+(?:account|order|plan|subscription|birthday|booking|ticket|email|phone|number|"
         r"address|wedding|laptop|car|house)\b",
     ),
     "small_talk": (
@@ -522,15 +522,6 @@ _COMPILED_CATEGORIES: dict[str, tuple[re.Pattern[str], ...]] = {
     code: tuple(re.compile(pattern, re.I) for pattern in patterns)
     for code, patterns in _CATEGORY_PATTERNS.items()
 }
-# "Bought the plan for Rahul" needs case: the proper-name patterns above must not run with re.I.
-_CASE_SENSITIVE = {
-    _CATEGORY_PATTERNS["other_people"][3],
-    _CATEGORY_PATTERNS["other_people"][4],
-}
-_COMPILED_CATEGORIES["other_people"] = tuple(
-    re.compile(pattern) if pattern in _CASE_SENSITIVE else re.compile(pattern, re.I)
-    for pattern in _CATEGORY_PATTERNS["other_people"]
-)
 assert set(_COMPILED_CATEGORIES) == set(CATEGORIES)
 
 # The "(said once, 3 Nov)" note is ours: "once" in it must not read as a one-off request.

@@ -48,7 +48,7 @@ class FakeOpenAI:
                 except ValueError:
                     body = None
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": dict(self.headers), "json": body})
+                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
                     answer = server.script.pop(0) if server.script else server.default
                 if answer is None:
                     answer = {"status": 500, "body": {"error": {"message": "no scripted answer"}}}

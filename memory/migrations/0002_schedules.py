@@ -3,15 +3,9 @@ from django.db import migrations
 
 
 def create_schedules(apps, schema_editor):
-    from django.utils import timezone
+    from memory.schedules import ensure_schedules
 
-    from memory.schedules import SCHEDULES
-
-    Schedule = apps.get_model("django_q", "Schedule")
-    for name, spec in SCHEDULES.items():
-        Schedule.objects.get_or_create(
-            name=name, defaults={**spec, "repeats": -1, "next_run": timezone.now()}
-        )
+    ensure_schedules(apps.get_model("django_q", "Schedule"))
 
 
 def remove_schedules(apps, schema_editor):

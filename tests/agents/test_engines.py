@@ -28,7 +28,7 @@ def test_structured_request_carries_the_model_and_the_json_schema(openai_engine,
     assert (result.input_tokens, result.output_tokens) == (11, 7)
     sent = openai_engine.requests[0]
     assert sent["path"] == "/v1/chat/completions"
-    assert sent["headers"]["Authorization"] == "Bearer sk-test-not-real"
+    assert sent["headers"]["authorization"] == "Bearer sk-test-not-real"
     body = sent["json"]
     assert body["model"] == "llama-3.1-8b"
     assert body["response_format"]["type"] == "json_schema"

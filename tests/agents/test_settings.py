@@ -9,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_check_deploy_is_clean_in_production_settings():
     env = {
-        k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE")
+        k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")
     } | {"SECRET_KEY": "x" * 20 + "-production-like-secret-key-with-enough-entropy-1234567890", "ALLOWED_HOSTS": "memory.example.com"}
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

@@ -1,0 +1,167 @@
+"""Benchmark of the memory writer and the quiet-window sweep (not a test: it prints figures).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/agentnava_bench python bench/memory_writer.py
+
+Reports, in one run, on the configured database (PostgreSQL for the sweep at scale):
+1. writer runs per second with the offline engine (N end users, M messages each);
+2. the sweep's time with CONVERSATIONS conversations of which 1% are due, and its EXPLAIN;
+3. the input size of one run as an end user's history grows (it must stay flat).
+Everything it makes lives in a scratch team that it removes at the end.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentnava_site.settings")
+os.environ.setdefault("DEBUG", "1")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from agents import services as agent_services  # noqa: E402
+from agents.models import Plan, Team  # noqa: E402
+from memory import writer  # noqa: E402
+from memory.selectors import conversation_due_for_memory, writer_input  # noqa: E402
+
+SENTENCES = [
+    "I work from the Pune office.",
+    "Please email me, I prefer email over phone.",
+    "We are migrating our tickets from Zendesk.",
+    "Maybe we'll move to the annual plan.",
+    "Can you check the invoice from last month?",
+    "I use the Android app mostly.",
+]
+
+
+def scratch_agent(slug):
+    Team.objects.filter(slug=slug).delete()
+    team = Team.objects.create(slug=slug, name="Bench", plan=Plan.TEAM)
+    agent = agent_services.agent_create(
+        team=team, name="Bench", config={"actions": [{"name": "renew_plan", "label": "Renewed the plan"}], "memorySettings": {"on": True, "quietMinutes": 5}}
+    )
+    return team, agent
+
+
+def writer_throughput(agent, n_users, m_messages):
+    start = timezone.now() - timedelta(hours=3)
+    end_user_ids = []
+    for i in range(n_users):
+        conversation = agent_services.conversation_start(agent=agent, external_id=f"u_{i}", now=start)
+        at = start
+        for j in range(m_messages):
+            at += timedelta(seconds=20)
+            agent_services.message_record(conversation=conversation, kind="user", text=SENTENCES[(i + j) % len(SENTENCES)], now=at)
+        agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded", now=at)
+        end_user_ids.append(conversation.end_user_id)
+    now = timezone.now()
+    t0 = time.perf_counter()
+    runs = sum(1 for pk in end_user_ids if writer.run_quiet_window(end_user_id=pk, now=now))
+    elapsed = time.perf_counter() - t0
+    print(f"writer: {runs} runs over {n_users} end users x {m_messages} messages in {elapsed:.2f} s "
+          f"= {runs / elapsed:.1f} runs/s (offline engine, {connection.vendor})")
+
+
+def sweep_at_scale(agent, total):
+    if connection.vendor != "postgresql":
+        print("sweep at scale: skipped (needs PostgreSQL for generate_series)")
+        return
+    version_id = agent.versions.first().pk
+    due = total // 100
+    with connection.cursor() as cursor:
+        t0 = time.perf_counter()
+        cursor.execute(
+            "INSERT INTO agents_enduser (agent_id, external_id, created_at) "
+            "SELECT %s, 'bench_' || g, now() FROM generate_series(1, %s) g",
+            [agent.pk, total // 10],
+        )
+        cursor.execute(
+            """
+            INSERT INTO agents_conversation (public_id, agent_id, end_user_id, version_id, uses_memory,
+                memory_off_reason, project, source, memory_note, started_at, last_activity_at, memory_due_at)
+            SELECT 'convb_' || g, %s, eu.id, %s, true, '', '', 'bench', '', now() - interval '2 days',
+                   now() - interval '2 days',
+                   CASE WHEN g %% 100 = 0 THEN now() - interval '1 minute' ELSE NULL END
+            FROM generate_series(1, %s) g
+            JOIN agents_enduser eu ON eu.agent_id = %s AND eu.external_id = 'bench_' || (1 + g %% %s)
+            """,
+            [agent.pk, version_id, total, agent.pk, total // 10],
+        )
+        cursor.execute("ANALYZE agents_conversation")
+        print(f"sweep: built {total:,} conversations ({due:,} due) in {time.perf_counter() - t0:.1f} s")
+        qs = conversation_sql()
+        cursor.execute("EXPLAIN ANALYZE " + qs[0], qs[1])
+        plan = [row[0] for row in cursor.fetchall()]
+    timings = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        found = conversation_due_for_memory(now=timezone.now(), limit=total)
+        timings.append(time.perf_counter() - t0)
+    print(f"sweep: found {len(found):,} due end users; best of 5 {min(timings) * 1000:.1f} ms, median {sorted(timings)[2] * 1000:.1f} ms")
+    print("sweep EXPLAIN ANALYZE:")
+    for line in plan:
+        print("   ", line)
+
+
+def conversation_sql():
+    from agents.models import Conversation
+
+    return Conversation.objects.filter(memory_due_at__lte=timezone.now()).order_by("memory_due_at").values_list("end_user_id").query.sql_with_params()
+
+
+def input_growth(agent, chats):
+    start = timezone.now() - timedelta(days=chats + 1)
+    sizes = []
+    end_user = None
+    for k in range(1, chats + 1):
+        at = start + timedelta(days=k)
+        conversation = agent_services.conversation_start(agent=agent, external_id="u_growth", now=at)
+        end_user = conversation.end_user
+        for j in range(5):
+            at += timedelta(minutes=1)
+            agent_services.message_record(conversation=conversation, kind="user", text=SENTENCES[(k + j) % len(SENTENCES)], now=at)
+            agent_services.message_record(conversation=conversation, kind="agent", text="Thanks, noted.", now=at)
+        memory = getattr(end_user, "memory", None)
+        read_from = memory.read_up_to if memory else None
+        inp = writer_input(end_user=end_user, read_from=read_from, read_to=at + timedelta(minutes=10))
+        if k in (1, 10, 50, chats):
+            sizes.append((k, len(inp["messages"]), len(json.dumps(inp, default=str))))
+        writer.run_quiet_window(end_user_id=end_user.pk, now=at + timedelta(minutes=10))
+        end_user.refresh_from_db()
+    print("input of one run as history grows (chats so far, messages read, bytes):")
+    for k, n, size in sizes:
+        print(f"    after {k:4d} chats: {n} messages, {size} bytes")
+    print(f"    ratio last/first bytes: {sizes[-1][2] / sizes[0][2]:.2f} (flat is ~1)")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--users", type=int, default=200)
+    parser.add_argument("--messages", type=int, default=10)
+    parser.add_argument("--conversations", type=int, default=1_000_000)
+    parser.add_argument("--chats", type=int, default=100)
+    args = parser.parse_args()
+    print(f"database: {connection.vendor}; cpu count: {os.cpu_count()}")
+    team, agent = scratch_agent("bench-writer")
+    try:
+        writer_throughput(agent, args.users, args.messages)
+        input_growth(agent, args.chats)
+        sweep_at_scale(agent, args.conversations)
+    finally:
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("DELETE FROM agents_conversation WHERE agent_id = %s AND source = 'bench'", [agent.pk])
+                cursor.execute("DELETE FROM agents_enduser WHERE agent_id = %s AND external_id LIKE 'bench_%%'", [agent.pk])
+        team.delete()
+
+
+if __name__ == "__main__":
+    main()

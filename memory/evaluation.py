@@ -1,0 +1,98 @@
+"""Replay evaluation cases through the real writer (the `memory_eval` command and its test).
+
+A case: {"id", "instructions"?, "chats": [{"at": ISO, "turns": [...]}], "expect": {"lines_match",
+"never_match", "max_lines"?}}. Turns are a minute apart from the chat's `at`; each chat is read by
+its own quiet-window run. Every case runs in a scratch team and agent that is removed afterwards."""
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from agents import services as agent_services
+from agents.models import Plan, Team
+
+from .models import Memory
+from .services import memory_sweep
+
+
+class CaseError(ValueError):
+    pass
+
+
+@dataclass
+class CaseResult:
+    id: str
+    lines: list[str]
+    failures: list[str] = field(default_factory=list)
+    leaks: list[str] = field(default_factory=list)  # never_match expectations that failed
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def load_cases(path) -> list[dict]:
+    cases = []
+    with open(path, encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                case = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise CaseError(f"line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(case, dict) or "id" not in case or not isinstance(case.get("chats"), list):
+                raise CaseError(f"line {number}: a case needs an id and a list of chats")
+            cases.append(case)
+    return cases
+
+
+def _replay(agent, case: dict) -> list[str]:
+    quiet = agent.versions.first().config["memorySettings"]["quietMinutes"]
+    for chat in case["chats"]:
+        at = datetime.fromisoformat(chat["at"])
+        conversation = agent_services.conversation_start(agent=agent, external_id="eval_user", source="eval", now=at)
+        for turn in chat["turns"]:
+            at += timedelta(minutes=1)
+            if "action" in turn:
+                agent_services.action_run_record(conversation=conversation, name=turn["action"], status=turn.get("status", "succeeded"), now=at)
+            else:
+                agent_services.message_record(conversation=conversation, kind=turn["role"], text=turn["text"], now=at)
+        memory_sweep(now=at + timedelta(minutes=quiet + 1), run_inline=True)
+    memory = Memory.objects.filter(agent=agent).first()
+    return memory.lines if memory else []
+
+
+def run_case(case: dict) -> CaseResult:
+    with transaction.atomic():
+        team = Team.objects.create(slug=f"eval-{secrets.token_hex(6)}", name="Evaluation", plan=Plan.TEAM)
+        actions = []
+        for chat in case["chats"]:
+            for turn in chat["turns"]:
+                if "action" in turn and turn["action"] not in {a["name"] for a in actions}:
+                    actions.append({"name": turn["action"], "label": turn.get("label", "")})
+        try:
+            agent = agent_services.agent_create(
+                team=team,
+                name=f"eval {case['id']}"[:120],
+                config={"actions": actions, "memorySettings": {"on": True, "instructions": case.get("instructions", ""), "quietMinutes": 5}},
+            )
+            lines = _replay(agent, case)
+        finally:
+            team.delete()  # the scratch agent, its end user, chats and memory go with it
+    result = CaseResult(id=str(case["id"]), lines=lines)
+    expect = case.get("expect", {})
+    text = "\n".join(lines)
+    for pattern in expect.get("lines_match", []):
+        if not any(re.search(pattern, line) for line in lines):
+            result.failures.append(f"no line matches {pattern!r}")
+    for pattern in expect.get("never_match", []):
+        if re.search(pattern, text):
+            result.failures.append(f"a line matches the forbidden {pattern!r}")
+            result.leaks.append(pattern)
+    if "max_lines" in expect and len(lines) > expect["max_lines"]:
+        result.failures.append(f"{len(lines)} lines, more than {expect['max_lines']}")
+    return result

@@ -1,0 +1,123 @@
+"""Scheduling on django-q (R11): the sweep's schedule, the real cluster, retention (R4)."""
+import os
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+from django_q.models import Schedule
+
+from agents import services as agent_services
+from memory.models import Memory
+from memory.schedules import SCHEDULES, ensure_schedules
+from memory.services import memory_retention_sweep, memory_set
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_cluster_config_is_bounded_and_does_not_catch_up():
+    q = settings.Q_CLUSTER
+    assert q["timeout"] < q["retry"]
+    assert 0 < q["max_attempts"] <= 5
+    assert q["catch_up"] is False
+
+
+def test_the_sweep_schedule_exists_once_and_cannot_be_created_twice(db):
+    ensure_schedules(Schedule)
+    ensure_schedules(Schedule)
+    sweep = Schedule.objects.get(name="memory-quiet-sweep")
+    assert (sweep.func, sweep.schedule_type, sweep.minutes) == ("memory.tasks.sweep_quiet_windows", Schedule.MINUTES, 1)
+    assert Schedule.objects.filter(name__in=list(SCHEDULES)).count() == len(SCHEDULES)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Schedule.objects.create(name="memory-quiet-sweep", func="memory.tasks.sweep_quiet_windows", schedule_type=Schedule.MINUTES, minutes=1)
+
+
+def test_the_sweep_finds_due_work_through_an_index(agent):
+    if connection.vendor != "postgresql":
+        pytest.skip("EXPLAIN output is PostgreSQL's")
+    from memory.selectors import conversation_due_for_memory
+    from agents.models import Conversation
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        sql, params = Conversation.objects.filter(memory_due_at__lte=timezone.now()).order_by("memory_due_at").values_list("end_user_id").query.sql_with_params()
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("SET enable_seqscan = on")
+    assert "conversation_memory_due" in plan
+    assert conversation_due_for_memory(now=timezone.now()) == []
+
+
+def test_memory_sweep_command_reads_as_of_a_time(agent, capsys):
+    start = timezone.now() - timedelta(hours=2)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=start)
+    agent_services.message_record(conversation=conversation, kind="user", text="I work from the Pune office.", now=start)
+    call_command("memory_sweep", "--as-of", (start + timedelta(minutes=5)).isoformat())
+    assert not Memory.objects.filter(text__contains="Pune").exists()
+    call_command("memory_sweep", "--as-of", (start + timedelta(minutes=16)).isoformat())
+    assert Memory.objects.get().text == "Works from the Pune office."
+    assert "1 end user(s) read" in capsys.readouterr().out
+
+
+def test_retention_deletes_after_keep_for_days_and_after_30_days_off(agent, team):
+    now = timezone.now()
+    old = agent_services.end_user_get_or_create(agent=agent, external_id="u_old")
+    recent = agent_services.end_user_get_or_create(agent=agent, external_id="u_recent")
+    for end_user, last_chat in ((old, now - timedelta(days=91)), (recent, now - timedelta(days=5))):
+        memory_set(end_user=end_user, text="Prefers email over phone.")
+        type(end_user).objects.filter(pk=end_user.pk).update(last_chat_at=last_chat)
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"keepForDays": 90}})
+    assert memory_retention_sweep(now=now) == {"deleted": 1}
+    assert list(Memory.objects.values_list("end_user__external_id", flat=True)) == ["u_recent"]
+
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
+    assert memory_retention_sweep(now=now + timedelta(days=29)) == {"deleted": 0}
+    # Turned back on within 30 days: intact.
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": True}})
+    assert memory_retention_sweep(now=now + timedelta(days=45)) == {"deleted": 0}
+    assert Memory.objects.count() == 1
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
+    assert memory_retention_sweep(now=now + timedelta(days=31)) == {"deleted": 1}
+    assert Memory.objects.count() == 0
+
+
+@pytest.mark.cluster
+@pytest.mark.django_db(transaction=True)
+def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent):
+    ensure_schedules(Schedule)
+    Schedule.objects.filter(name="memory-quiet-sweep").update(next_run=timezone.now() - timedelta(seconds=1))
+    start = timezone.now() - timedelta(minutes=30)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_cluster", now=start)
+    agent_services.message_record(conversation=conversation, kind="user", text="Please email me, I prefer email over phone.", now=start)
+    db = connection.settings_dict
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "agentnava_site.settings_test", "Q_SYNC": "0"}
+    if db["ENGINE"].endswith("postgresql"):
+        env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    env.pop("REDIS_URL", None)
+    cluster = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 120  # the scheduler ticks every ~30 s
+        memory = None
+        while time.monotonic() < deadline:
+            memory = Memory.objects.filter(end_user__external_id="u_cluster").exclude(text="").first()
+            if memory:
+                break
+            assert cluster.poll() is None, cluster.stdout.read().decode()[-2000:]
+            time.sleep(1)
+        assert memory is not None, "the cluster did not run the quiet-window sweep in time"
+        assert memory.text == "Prefers email over phone."
+        assert memory.runs.get().kind == "quiet"
+    finally:
+        os.killpg(cluster.pid, 15)
+        cluster.wait(timeout=20)
