@@ -1,0 +1,58 @@
+"""The privacy notice end users see (R27), built from an agent's memory settings, and the
+document's consent guidance (R28), shown to the team where it applies. Not legal advice."""
+from dataclasses import dataclass
+
+
+def notice_text(settings: dict, *, agent_name: str = "This assistant") -> str:
+    """Says that an AI assistant remembers details from chats to help next time, that the team can
+    see and change them, how long they are kept, that "stop remembering me" works in any chat,
+    and links to privacyUrl when there is one."""
+    days = settings.get("keepForDays", 90)
+    text = (
+        f"{agent_name} is an AI assistant that remembers details from your chats to help you next time. "
+        f"The team behind it can see and change what it remembers. "
+        f"It keeps them for {days} day{'s' if days != 1 else ''} after your last chat. "
+        f'Say "stop remembering me" in any chat and it will forget you and keep nothing more.'
+    )
+    if settings.get("privacyUrl"):
+        text += f" Privacy policy: {settings['privacyUrl']}"
+    return text
+
+
+NOTICE_LINE = "This assistant remembers chats."
+
+
+@dataclass(frozen=True)
+class GuidanceRow:
+    where: str
+    look_at: str
+    meaning: str
+    topics: frozenset[str]  # when it applies: "cross_chat", "sensitive", "emotion", "notice", "children", "decisions"
+
+
+GUIDANCE = (
+    GuidanceRow("EU and UK", "Storing or reading an id on a device needs consent, unless strictly necessary (ePrivacy). A person can object to profiling, and must be told clearly by the first contact (GDPR Article 21).", "Keeping today's chat is likely exempt. Remembering a visitor across chats likely is not, so you may need to ask first.", frozenset({"cross_chat"})),
+    GuidanceRow("EU and UK", "Health, religion, politics, sexuality, ethnicity and similar data need a narrow ground, such as explicit consent (GDPR Article 9).", "Our default instructions rule these out. If yours open one of them, you likely need consent.", frozenset({"sensitive"})),
+    GuidanceRow("EU", "Inferring emotions at work or in education is banned, and people must be told they are talking to an AI (AI Act).", "Our default instructions rule out emotional state and conclusions about mood. Do not reopen that in yours.", frozenset({"emotion"})),
+    GuidanceRow("California", "Notice at or before collection, and rights to delete and correct, for larger businesses (CCPA and CPRA).", "A yes first is not required for this, but your privacy notice should mention memory.", frozenset({"notice"})),
+    GuidanceRow("California", "No listening in on a chat without everyone's consent (CIPA). Courts are split on chat vendors.", "This reaches website chat with or without memory. Tell visitors that chats are saved.", frozenset({"notice"})),
+    GuidanceRow("California", "A bot that can meet social needs across chats has extra duties (SB 243). Customer service and business bots are out.", "Keep it to the job. An agent that keeps someone's feelings should be treated as a companion bot.", frozenset({"emotion"})),
+    GuidanceRow("India", "Notice and consent by a clear action, and parental consent under 18 (DPDP Rules). These duties start in May 2027.", "Where consent is your ground, ask first.", frozenset({"cross_chat", "sensitive"})),
+    GuidanceRow("US", "Children under 13 need parental consent (COPPA).", "Leave memory off if children may use the agent.", frozenset({"children"})),
+    GuidanceRow("Anywhere", "Automated decisions about people, such as hiring, lending, housing, schooling or medical care, have rules of their own.", "Memory must not feed a decision about a person.", frozenset({"decisions"})),
+)
+
+EMOTION_CATEGORIES = frozenset({"emotional_state", "relationships", "bond_with_agent"})
+SENSITIVE_CATEGORIES = frozenset({"health", "religion", "politics", "sexuality", "ethnicity"})
+
+
+def guidance_for(*, opened: frozenset[str], decisions: bool) -> list[GuidanceRow]:
+    """The rows that apply when instructions open these categories or ask to feed decisions."""
+    topics = set()
+    if opened & SENSITIVE_CATEGORIES:
+        topics.add("sensitive")
+    if opened & EMOTION_CATEGORIES:
+        topics.add("emotion")
+    if decisions:
+        topics.add("decisions")
+    return [row for row in GUIDANCE if row.topics & topics]
