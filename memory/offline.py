@@ -94,7 +94,7 @@ _GOAL_VERB = (
     r"expand|onboard|scale|implement|adopt|consolidate|replace|improve|grow|deploy|standardi[sz]e|"
     r"centrali[sz]e|add|enable|sync|use|upgrade|translate|locali[sz]e|offer|support|start\s+using|try)"
 )
-_CHANGE_VERB = r"(?P<verb>move|moving|switch|switching|upgrade|upgrading|downgrade|downgrading|go|going|change|changing)"
+_CHANGE_VERB = r"(?P<verb>move|moving|switch|switching|upgrade|upgrading|downgrade|downgrading|change|changing)"
 _TENTATIVE = re.compile(
     r"\b(?:maybe|might|perhaps|possibly|probably|thinking\s+(?:about|of)|considering|not\s+sure|may|could|"
     r"someday|eventually|at\s+some\s+point|we'?ll\s+see)\b",
@@ -118,7 +118,7 @@ _STOP_WORDS = frozenset(
     "a an the to from for of on in at with and or my our their your me us them i we they it its this that "
     "is are am be was were will would shall can could might may maybe probably now still currently also "
     "just really very some any new plan plans team app office account subscription tier version setting "
-    "set up move moving moved switch switching go going use using get".split()
+    "set up setup move moving moved switch switching go going use using get".split()
 )
 _GENERIC_PLACES = frozenset({"home", "main", "head", "new", "old", "same", "other", "central", "regional", "local"})
 
@@ -190,26 +190,32 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("billing", re.compile(r"^Is\s+on\s+the\s+(?:annual|monthly|yearly|quarterly)\s+plan\b", re.I)),
     ("plan", re.compile(r"^Is\s+on\s+the\s+.+\s+plan\b", re.I)),
     ("integration", re.compile(rf"^Uses\s+(?P<name>{_INTEGRATION})\b", re.I)),
-    ("goal", re.compile(r"^Wants\s+to\s+(?P<name>.+?)\.?$", re.I)),
-    ("progress", re.compile(r"^Is\s+(?:in\s+the\s+middle\s+of|setting\s+up|working\s+on|migrating|configuring|rolling\s+out|onboarding|integrating|testing|building|implementing|deploying|evaluating|triall?ing|piloting)\b(?P<name>.*)$", re.I)),
+    ("change", re.compile(r"^Wants\s+to\s+(?P<name>.+?)\.?$", re.I)),
+    ("progress", re.compile(r"^Is\s+(?:in\s+the\s+middle\s+of\s+)?(?P<name>(?:setting\s+up|working\s+on|migrating|configuring|rolling\s+out|onboarding|integrating|building|implementing|deploying|evaluating|triall?ing|piloting)\b.*|(?<=of\s).*)$", re.I)),
     ("action", re.compile(r"^(?P<name>.+?)\s+on\s+\d{1,2}\s+[A-Z][a-z]{2,8}\.?$")),
     ("allergy", re.compile(r"^Allergic\s+to\s+(?P<name>.+?)\.?$", re.I)),
     ("religion", re.compile(r"^(?:Is\s+(?:Hindu|Muslim|Christian|Sikh|Jewish|Buddhist|Jain|Catholic|Atheist)|Celebrates)\b", re.I)),
 )
-_NAMED_KINDS = {"integration", "goal", "progress", "action", "allergy"}
+def _named_key(kind: str, name: str) -> str:
+    return f"{kind}:" + " ".join(sorted(_significant(name)))
 
 
 def line_key(text: str) -> str | None:
-    """The key of a line written in the shapes these rules use; ``None`` for any other line."""
+    """The key of a line written in the shapes these rules use; ``None`` for any other line.
+
+    Goals, planned changes and said-once lines share the ``change:`` keys, so "Wants to migrate from
+    Zendesk." replaces "Might migrate from Zendesk (said once, 3 Nov)."
+    """
     for kind, pattern in _KEY_RULES:
         match = pattern.search(text)
         if not match:
             continue
+        if kind == "integration":
+            return f"integration:{match.group('name').lower()}"
+        if "name" in pattern.groupindex:
+            return _named_key(kind, match.group("name"))
         if kind == "change":
-            return "change:" + " ".join(sorted(_significant(text)))
-        if kind in _NAMED_KINDS:
-            name = match.group("name") if "name" in pattern.groupindex else text
-            return f"{kind}:" + " ".join(sorted(_significant(name))) if kind != "integration" else f"integration:{name.lower()}"
+            return _named_key(kind, text)
         return kind
     return None
 
@@ -218,7 +224,7 @@ def line_key(text: str) -> str | None:
 _KIND_OF_KEY = {
     "contact": "contact", "language": "language", "style": "style", "office": "office", "location": "office",
     "role": "role", "app": "setup", "os": "setup", "device": "setup", "integration": "setup",
-    "billing": "plan", "plan": "plan", "goal": "goal", "progress": "progress", "change": "tentative",
+    "billing": "plan", "plan": "plan", "progress": "progress", "change": "goal",
     "action": "action", "allergy": "allergy", "religion": "religion",
 }
 _KIND_VOCABULARY: dict[str, str] = {
@@ -265,13 +271,18 @@ def kinds_left_out(instructions: str) -> frozenset[str]:
     return frozenset(left_out)
 
 
-def _kind_of_line(text: str) -> str | None:
-    key = line_key(text)
+def _kind_of(text: str, key: str | None) -> str | None:
+    if key and "(said once" in text.lower():
+        return "tentative"
     if key:
         return _KIND_OF_KEY.get(key.split(":", 1)[0])
     if re.search(r"\boffice\b|\bbased\s+in\b|\blives\s+in\b|\blocated\s+in\b", text, re.I):
         return "office"
     return None
+
+
+def _kind_of_line(text: str) -> str | None:
+    return _kind_of(text, line_key(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,12 +302,18 @@ class Fact:
 
 @dataclass
 class Update:
-    """A change to existing lines: remove those mentioning ``old``, or put ``new`` in its place."""
+    """A change to existing lines: remove those mentioning ``old``, or put ``new`` in its place.
+
+    A line "mentions" ``old`` when it holds all of its significant words, or, with ``any_word``,
+    one of them; ``kinds`` (when given) limits which kinds of line it may touch.
+    """
 
     old: str
     new: str | None
     sources: list[str]
-    fallback: Fact | None = None  # what to add when no line mentions ``old``
+    fallback: Fact | None = None  # what to put when no line mentions ``old``
+    any_word: bool = False
+    kinds: frozenset[str] | None = None
 
 
 @dataclass
@@ -437,16 +454,18 @@ def answer_style(sentence: Sentence) -> Iterator[Fact]:
     yield _fact("style", f"Prefers {style} answers.", sentence)
 
 
-_PLACE = r"(?P<place>[A-Za-z][\w\-]*(?:\s+(?!office\b)[A-Z][\w\-]*){0,2})"
+def _place_group(name: str) -> str:
+    return rf"(?P<{name}>[A-Za-z][\w\-]*(?:\s+(?!office\b)[A-Za-z][\w\-]*){{0,2}})"
+
 _OFFICE = re.compile(
-    rf"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:now\s+|mostly\s+|usually\s+|mainly\s+)?(?:work(?:ing)?\s+(?:from|at|in|out\s+of)|based\s+(?:at|in|out\s+of)|sit(?:ting)?\s+in|in)\s+(?:the|our|my)\s+{_PLACE}\s+office\b|"
-    rf"\b(?:my|our)\s+office\s+is\s+in\s+{_PLACE}\b",
+    rf"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:now\s+|mostly\s+|usually\s+|mainly\s+)?(?:work(?:ing)?\s+(?:from|at|in|out\s+of)|based\s+(?:at|in|out\s+of)|sit(?:ting)?\s+in|in)\s+(?:the|our|my)\s+{_place_group('place1')}\s+office\b|"
+    rf"\b(?:my|our)\s+office\s+is\s+in\s+{_place_group('place2')}\b",
     re.I,
 )
 _REMOTE = re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:work\s+(?:from\s+home|remotely)|am\s+fully\s+remote|'m\s+fully\s+remote)\b", re.I)
 _BASED = re.compile(
-    rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of)\s+{_PLACE}|"
-    rf"\b(?:i|we)\s+(?:now\s+)?live\s+in\s+{_PLACE}",
+    rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of)\s+{_place_group('place3')}|"
+    rf"\b(?:i|we)\s+(?:now\s+)?live\s+in\s+{_place_group('place4')}",
     re.I,
 )
 _END_PLACE = re.compile(r"\s+(?:and|but|now|since|for|with|where|which|so|too|currently)\b.*$", re.I)
@@ -462,7 +481,7 @@ def office_or_location(sentence: Sentence) -> Iterator[Fact]:
     if sentence.tentative:
         return
     if match := _OFFICE.search(sentence.text):
-        place = _place(match.group("place") or match.group(2) or "")
+        place = _place(match.group("place1") or match.group("place2") or "")
         if place and place.lower() not in {"a", "an", "the"}:
             yield _fact("office", f"Works from the {place} office.", sentence)
     elif _REMOTE.search(sentence.text):
@@ -480,14 +499,14 @@ _MOVED_FROM_TO = re.compile(
     re.I,
 )
 _MOVED_TO = re.compile(
-    r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated|transferred)\s+to\s+(?:the\s+)?(?P<b>[A-Za-z][\w\-]*(?:\s+[A-Z][\w\-]*){0,2}?)(?P<office>\s+office)?"
+    r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated|transferred)\s+to\s+(?:the\s+)?(?P<b>(?-i:[A-Z])[\w\-]*(?:\s+(?-i:[A-Z])[\w\-]*){0,2}?)(?P<office>\s+office)?"
     r"(?=\s*(?:$|[,.;!?]|\s(?:and|but|since|because|last|this|yesterday|today|now|recently|in)\b))",
     re.I,
 )
 _GENERIC_SUFFIX = re.compile(r"\s+(?:office|plan|app|team|tier)$", re.I)
 
 
-@rule("office")
+@rule("update")
 def moved(sentence: Sentence) -> Iterator[Fact | Update]:
     """ "I moved from Pune to Mumbai" -> the line that says Pune now says Mumbai (or "Based in Mumbai.") """
     if sentence.tentative:
@@ -509,7 +528,14 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
                 fallback = _fact("location", f"Based in {_title(new)}.", sentence)
         elif (tool := _integration_name(new)) is not None:
             fallback = _fact(f"integration:{tool.lower()}", f"Uses {tool}.", sentence)
-        display = _title(new) if re.search(r"\b(?:moved|relocated|transferred)\b", verb) else new
+        if re.search(r"\bapp$", new_raw, re.I):
+            display = _app_name(new)
+        elif re.search(r"\bplan$", new_raw, re.I):
+            display = _plan_name(new)
+        elif re.search(r"\b(?:moved|relocated|transferred)\b", verb):
+            display = _title(new)
+        else:
+            display = _integration_name(new) or new
         yield Update(old=old, new=display, sources=[sentence.source], fallback=fallback)
     elif match := _MOVED_TO.search(sentence.text):
         place = _title(match.group("b"))
@@ -636,8 +662,13 @@ _CHANGE = re.compile(
     rf"(?=\s*(?:$|[,.;!?]|\s(?:next|soon|this|in|by|later|because|since|after|before|when|once|if|and|but|or|from|at\s+some|eventually)\b))",
     re.I,
 )
-_VERB_BASE = {"moving": "move", "switching": "switch", "upgrading": "upgrade", "downgrading": "downgrade", "going": "move",
-              "go": "move", "changing": "change"}
+_VERB_BASE = {"moving": "move", "switching": "switch", "upgrading": "upgrade", "downgrading": "downgrade",
+              "changing": "change"}
+# What a planned change may be about: a plan, an office, an app, a tool, a channel, or a proper name.
+_CHANGE_OBJECT = re.compile(
+    rf"\b(?:plan|tier|subscription|office|app|edition|version|billing|seats?)$|^(?:the\s+|an?\s+)?(?:{_INTEGRATION}|{_CHANNEL})$",
+    re.I,
+)
 
 
 @rule("tentative")
@@ -654,11 +685,12 @@ def plan_change(sentence: Sentence) -> Iterator[Fact]:
         return
     verb = _VERB_BASE.get(match.group("verb").lower(), match.group("verb").lower())
     obj = _clean_phrase(match.group("object"))
-    if not obj or not _significant(obj):
+    proper = re.search(r"(?-i:[A-Z][a-z]+)", match.group("object"))
+    if not obj or not _significant(obj) or not (_CHANGE_OBJECT.search(obj) or proper):
         return
     if not re.match(r"(?:the|an?|their)\s", obj, re.I):
         obj = "the " + obj if re.search(r"\b(?:plan|office|app|tier)$", obj, re.I) else obj
-    key = "change:" + " ".join(sorted(_significant(f"{verb} to {obj}")))
+    key = _named_key("change", f"{verb} to {obj}")
     if sentence.tentative:
         yield _fact(key, f"Might {verb} to {obj} (said once, {sentence.day}).", sentence, tentative=True)
     else:
@@ -684,7 +716,7 @@ def goal(sentence: Sentence) -> Iterator[Fact]:
     phrase = _clean_phrase(re.sub(r"\s+", " ", match.group("verb")) + match.group("rest"))
     if len(phrase.split()) < 2:
         return
-    key = "goal:" + " ".join(sorted(_significant(phrase)))
+    key = _named_key("change", phrase)
     if sentence.tentative:
         yield _fact(key, f"Might {phrase} (said once, {sentence.day}).", sentence, tentative=True)
     else:
@@ -712,7 +744,7 @@ def in_the_middle_of(sentence: Sentence) -> Iterator[Fact | Update]:
         return
     if match := _DONE.search(sentence.text):
         what = match.group("what") or match.group("what2")
-        yield Update(old=what, new=None, sources=[sentence.source])
+        yield Update(old=what, new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"progress", "goal"}))
         return
     match = _PROGRESS.search(sentence.text)
     if not match:
@@ -725,7 +757,7 @@ def in_the_middle_of(sentence: Sentence) -> Iterator[Fact | Update]:
         text = f"Is {phrase}."
     if len(phrase.split()) < 2 and not match.group("mid"):
         return
-    yield _fact("progress:" + " ".join(sorted(_significant(phrase))), text, sentence)
+    yield _fact(_named_key("progress", phrase), text, sentence)
 
 
 _NO_LONGER = re.compile(
@@ -738,7 +770,7 @@ _NO_LONGER = re.compile(
 )
 
 
-@rule("setup")
+@rule("update")
 def no_longer(sentence: Sentence) -> Iterator[Update]:
     """ "I no longer use WhatsApp" -> lines that mention WhatsApp are removed. """
     for match in _NO_LONGER.finditer(sentence.text):
@@ -763,7 +795,7 @@ def allergy(sentence: Sentence) -> Iterator[Fact]:
         return
     if match := _ALLERGY.search(sentence.text):
         what = (match.group("x") or match.group("x2")).strip()
-        yield _fact("allergy:" + " ".join(sorted(_significant(what))), f"Allergic to {what}.", sentence)
+        yield _fact(_named_key("allergy", what), f"Allergic to {what}.", sentence)
 
 
 _RELIGION = re.compile(
@@ -821,7 +853,7 @@ class _Memory:
         return sum(1 for line in self.lines if line.text is not None) + len(self.added)
 
     def allows(self, text: str, key: str | None) -> bool:
-        kind = _KIND_OF_KEY.get((key or "").split(":", 1)[0]) if key else _kind_of_line(text)
+        kind = _kind_of(text, key) if key else _kind_of_line(text)
         if kind and kind in self.left_out:
             return False
         return policy.line_refusal(text, opened=self.opened) is None
@@ -854,10 +886,10 @@ class _Memory:
         touched = False
         if needle:
             for line in self.lines:
-                if line.text is None or not needle <= _significant(line.text):
+                if line.text is None or not _mentions(line.text, needle, update.any_word):
                     continue
                 kind = _kind_of_line(line.text)
-                if kind and kind in self.left_out:
+                if (kind and kind in self.left_out) or (update.kinds is not None and kind not in update.kinds):
                     continue
                 if update.new is None:
                     line.text, line.sources = None, list(update.sources)
@@ -867,7 +899,12 @@ class _Memory:
                     if new_text != line.text and self.allows(new_text, line_key(new_text)):
                         line.text, line.sources = new_text, list(update.sources)
                 touched = True
-            self.added = [fact for fact in self.added if not needle <= _significant(fact.text)]
+            self.added = [
+                fact
+                for fact in self.added
+                if not _mentions(fact.text, needle, update.any_word)
+                or (update.kinds is not None and _kind_of_line(fact.text) not in update.kinds)
+            ]
         if not touched and update.fallback is not None:
             self.put(update.fallback)
 
@@ -884,6 +921,11 @@ class _Memory:
         for fact in self.added:
             operations.append({"op": "add", "line": None, "text": fact.text, "sources": list(fact.sources)})
         return operations
+
+
+def _mentions(text: str, needle: set[str], any_word: bool) -> bool:
+    words = _significant(text)
+    return bool(needle & words) if any_word else needle <= words
 
 
 def _merge(first: list[str], second: list[str]) -> list[str]:
@@ -988,7 +1030,8 @@ def memory_operations(payload: dict) -> dict:
     messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
     actions = [a for a in payload.get("actions") or [] if isinstance(a, dict)]
     someone_else = any(
-        policy.find_category(str(m.get("text") or ""), opened=opened) == "other_people" for m in messages
+        policy.find_category(str(m.get("text") or ""), opened=opened) in {"other_people", "relationships"}
+        for m in messages
     )
     events = sorted(
         [("message", m) for m in messages] + [("action", a) for a in actions],
