@@ -110,7 +110,7 @@ def reason_label(code: str) -> str:
 # Lines
 # ---------------------------------------------------------------------------------------------
 
-_BULLET = re.compile(r"^(?:[-*\u2022]\s+)+")
+_BULLET = re.compile(r"^(?:[-*\u2022](?:\s+|$))+")
 _SPACES = re.compile(r"\s+")
 
 
@@ -157,6 +157,8 @@ _PASSWORD_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     # key=value credentials as typed into code or config
     re.compile(r"\b(?:password|passwd|pwd|secret)\s*[=:]\s*\S+", re.I),
+    # a user name and password inside a URL
+    re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I),
 )
 
 _API_KEY_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -170,7 +172,6 @@ _API_KEY_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"),  # JWT
     re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----|\bBEGIN (?:RSA |EC |DSA |OPENSSH |PGP )?PRIVATE KEY\b"),
     re.compile(r"\bbearer\s+[A-Za-z0-9._~+/=\-]{12,}", re.I),
-    re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I),  # credentials inside a URL
     # "my api key is abc123...", "token: ...", "client secret = ..."
     re.compile(
         r"\b(?:api[\s_\-]?key|access[\s_\-]?key|secret[\s_\-]?key|access[\s_\-]?token|auth[\s_\-]?token|"
@@ -215,6 +216,15 @@ _DETECT_SECRETS_PASSWORD_TYPES = frozenset({"Secret Keyword", "Basic Auth Creden
 _SHORT_WORD_CHARS = 20
 
 
+def _digits(text: str) -> str:
+    # Several stdnum modules strip only dashes: hand them digits.
+    return re.sub(r"\D", "", text)
+
+
+def _valid_ssn(digits: str) -> bool:
+    return stdnum_ssn.is_valid(digits) or stdnum_itin.is_valid(digits)
+
+
 def _is_iban(text: str) -> bool:
     for match in _IBAN_START.finditer(text):
         tokens = match.group(0).split(" ")
@@ -233,10 +243,10 @@ def _government_id_in(text: str) -> bool:
         if stdnum_aadhaar.is_valid(match.group(0)):
             return True
     for match in _SSN_FORMATTED.finditer(text):
-        if stdnum_ssn.is_valid(match.group(0)) or stdnum_itin.is_valid(match.group(0)):
+        if _valid_ssn(_digits(match.group(0))):
             return True
     for match in _SSN_BARE_WITH_WORD.finditer(text):
-        if stdnum_ssn.is_valid(match.group(1)) or stdnum_itin.is_valid(match.group(1)):
+        if _valid_ssn(_digits(match.group(1))):
             return True
     for match in _PAN.finditer(text):
         if stdnum_pan.is_valid(match.group(0).upper()):
@@ -247,10 +257,10 @@ def _government_id_in(text: str) -> bool:
     if _NINO.search(text):
         return True
     for match in _NHS_FORMATTED.finditer(text):
-        if stdnum_nhs.is_valid(match.group(0)):
+        if stdnum_nhs.is_valid(_digits(match.group(0))):
             return True
     for match in _SIN_FORMATTED.finditer(text):
-        if stdnum_sin.is_valid(match.group(0)):
+        if stdnum_sin.is_valid(_digits(match.group(0))):
             return True
     for match in _CPF.finditer(text):
         if stdnum_cpf.is_valid(match.group(0)):
@@ -263,7 +273,7 @@ def _government_id_in(text: str) -> bool:
 
 def _card_number_in(text: str) -> bool:
     for match in _DIGIT_RUN.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
+        digits = _digits(match.group(0))
         if 13 <= len(digits) <= 19 and luhn.is_valid(digits):
             return True
     return False
@@ -272,7 +282,7 @@ def _card_number_in(text: str) -> bool:
 def _virtual_aadhaar_in(text: str) -> bool:
     # A 16-digit Aadhaar virtual id has the shape of a card but a Verhoeff check, not Luhn.
     for match in _DIGIT_RUN.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
+        digits = _digits(match.group(0))
         if len(digits) == 16 and stdnum_vid.is_valid(digits):
             return True
     return False
