@@ -154,7 +154,10 @@ def _significant(text: str) -> set[str]:
 
 
 def _title(place: str) -> str:
-    return " ".join(word if word.lower() in _GENERIC_PLACES else word[:1].upper() + word[1:] for word in place.split())
+    words = place.split()
+    if len(words) == 1 and words[0].lower() in _GENERIC_PLACES:
+        return words[0].lower()  # "the main office", but "New York"
+    return " ".join(word[:1].upper() + word[1:] for word in words)
 
 
 def _sentence_case(text: str) -> str:
@@ -471,8 +474,24 @@ _BASED = re.compile(
 _END_PLACE = re.compile(r"\s+(?:and|but|now|since|for|with|where|which|so|too|currently)\b.*$", re.I)
 
 
+_NOT_PLACE_WORDS = frozenset(
+    "i i'm we we're me my our us you your they them their it this that the a an to from in at on by and or "
+    "with for of is are am be was were use using plan app office team".split()
+)
+
+
 def _place(raw: str) -> str:
-    return _title(_END_PLACE.sub("", raw).strip())
+    """A place name from the person's words, or "" when the words are not plausibly a place."""
+    place = _END_PLACE.sub("", raw).strip()
+    words = place.lower().split()
+    if (
+        not words
+        or any(word in _NOT_PLACE_WORDS or word in CHANNELS for word in words)
+        or _integration_name(place) is not None
+        or re.search(r"\d", place)
+    ):
+        return ""
+    return _title(place)
 
 
 @rule("office")
@@ -521,11 +540,11 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
             fallback = _fact("plan", f"Is on the {_plan_name(new)} plan.", sentence)
         elif re.search(r"\bapp$", new_raw, re.I):
             fallback = _fact("app", f"Uses the {_app_name(new)} app.", sentence)
-        elif re.search(r"\b(?:moved|relocated|transferred)\b", verb):
+        elif re.search(r"\b(?:moved|relocated|transferred)\b", verb) and _place(new):
             if re.search(r"\boffice$", new_raw, re.I):
-                fallback = _fact("office", f"Works from the {_title(new)} office.", sentence)
+                fallback = _fact("office", f"Works from the {_place(new)} office.", sentence)
             else:
-                fallback = _fact("location", f"Based in {_title(new)}.", sentence)
+                fallback = _fact("location", f"Based in {_place(new)}.", sentence)
         elif (tool := _integration_name(new)) is not None:
             fallback = _fact(f"integration:{tool.lower()}", f"Uses {tool}.", sentence)
         if re.search(r"\bapp$", new_raw, re.I):
@@ -537,8 +556,7 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
         else:
             display = _integration_name(new) or new
         yield Update(old=old, new=display, sources=[sentence.source], fallback=fallback)
-    elif match := _MOVED_TO.search(sentence.text):
-        place = _title(match.group("b"))
+    elif (match := _MOVED_TO.search(sentence.text)) and (place := _place(match.group("b"))):
         if match.group("office"):
             yield _fact("office", f"Works from the {place} office.", sentence)
         else:
@@ -634,6 +652,10 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
             yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
 
 
+_KNOWN_PLANS = frozenset(
+    "free basic starter standard pro plus premium team teams business enterprise growth scale "
+    "annual monthly yearly quarterly".split()
+)
 _PLAN = re.compile(
     r"\b(?:i'?m|i\s+am|we'?re|we\s+are|i'?ve|we'?ve|i\s+have|we\s+have)\s+(?:currently\s+|now\s+|still\s+|already\s+)?(?:on|using|subscribed\s+to|got|paying\s+for|bought)\s+(?:the\s+|a\s+|an\s+)?(?P<plan>[\w\-]+)\s+plan\b|"
     r"\b(?:i|we)\s+(?:have|use|pay\s+for)\s+(?:the\s+|a\s+|an\s+)?(?P<plan2>[\w\-]+)\s+plan\b|"
@@ -649,8 +671,8 @@ def plan(sentence: Sentence) -> Iterator[Fact]:
         return
     if match := _PLAN.search(sentence.text):
         name = match.group("plan") or match.group("plan2") or match.group("plan3")
-        if name.lower() in {"a", "the", "new", "same", "right", "current", "old", "this", "that", "my", "our"}:
-            return
+        if name.lower() not in _KNOWN_PLANS and (name.lower() in _STOP_WORDS or not name[:1].isupper()):
+            return  # "the Use plan": only a known plan name, or a capitalised one, is a plan
         key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
         yield _fact(key, f"Is on the {_plan_name(name)} plan.", sentence)
 
