@@ -62,6 +62,15 @@ KEEP_LINES = [
     "Plans to move to the annual plan.",
     "Prefers WhatsApp over email.",
     "Upgraded to the Business plan on 4 Nov.",
+    # plausible lines a model writes, which must not trip the word lists
+    "Manages a support team of 12 agents.",
+    "Works in the legal team.",
+    "Works as a lawyer.",
+    "Wants the AI assistant to reply in Hindi.",
+    "Pays by credit card.",
+    "Is launching in Singapore in December.",
+    "Wants the bot to escalate to a human faster.",
+    "Runs a Shopify store.",
 ]
 
 ORDINARY_TEXT = KEEP_LINES + [
@@ -156,6 +165,8 @@ CATEGORY_EXAMPLES = {
         "Is on medication for blood pressure.",
         "Has asthma.",
         "Uses a wheelchair.",
+        "Uses a screen reader.",
+        "Is on antidepressants.",
     ],
     "religion": ["Is Hindu.", "Celebrates Diwali.", "Goes to church on Sundays.", "Fasting for Ramadan."],
     "politics": ["Votes for the Labour Party.", "Supports the BJP.", "Is a Democrat.", "Is interested in politics."],
@@ -175,6 +186,8 @@ CATEGORY_EXAMPLES = {
         "Has a court hearing next week.",
         "Was arrested last year.",
         "Hired a lawyer for a dispute.",
+        "Got a DUI last year.",
+        "Is on a work visa.",
     ],
     "emotional_state": [
         "Feels stressed about work.",
