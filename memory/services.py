@@ -158,10 +158,10 @@ def memory_retention_sweep(*, now: datetime | None = None) -> dict[str, int]:
     for agent in Agent.objects.filter(memories__isnull=False).distinct():
         settings = agent.versions.order_by("-number").values_list("config", flat=True).first()["memorySettings"]
         if agent.memory_off_since and agent.memory_off_since < now - timedelta(days=MEMORY_OFF_GRACE_DAYS):
-            off, _ = Memory.objects.filter(agent=agent).delete()
-            expired += off
+            _, per_model = Memory.objects.filter(agent=agent).delete()
+            expired += per_model.get("memory.Memory", 0)
             continue
         cutoff = now - timedelta(days=settings["keepForDays"])
-        old, _ = Memory.objects.filter(agent=agent, end_user__last_chat_at__lt=cutoff).delete()
-        expired += old
+        _, per_model = Memory.objects.filter(agent=agent, end_user__last_chat_at__lt=cutoff).delete()
+        expired += per_model.get("memory.Memory", 0)
     return {"deleted": expired}

@@ -89,7 +89,7 @@ def test_retention_deletes_after_keep_for_days_and_after_30_days_off(agent, team
 
 @pytest.mark.cluster
 @pytest.mark.django_db(transaction=True)
-def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent):
+def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path):
     ensure_schedules(Schedule)
     Schedule.objects.filter(name="memory-quiet-sweep").update(next_run=timezone.now() - timedelta(seconds=1))
     start = timezone.now() - timedelta(minutes=30)
@@ -102,9 +102,10 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent):
     else:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
     env.pop("REDIS_URL", None)
+    log = open(tmp_path / "qcluster.log", "w+")
     cluster = subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, start_new_session=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        stdout=log, stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 120  # the scheduler ticks every ~30 s
@@ -113,11 +114,16 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent):
             memory = Memory.objects.filter(end_user__external_id="u_cluster").exclude(text="").first()
             if memory:
                 break
-            assert cluster.poll() is None, cluster.stdout.read().decode()[-2000:]
+            assert cluster.poll() is None, (tmp_path / "qcluster.log").read_text()[-2000:]
             time.sleep(1)
-        assert memory is not None, "the cluster did not run the quiet-window sweep in time"
+        assert memory is not None, "no quiet-window run in time:\n" + (tmp_path / "qcluster.log").read_text()[-2000:]
         assert memory.text == "Prefers email over phone."
         assert memory.runs.get().kind == "quiet"
     finally:
         os.killpg(cluster.pid, 15)
-        cluster.wait(timeout=20)
+        try:
+            cluster.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(cluster.pid, 9)
+            cluster.wait()
+        log.close()
