@@ -176,7 +176,7 @@ class Conversation(models.Model):
     public_id = models.CharField(max_length=24, unique=True, default=new_conversation_public_id, editable=False)
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="conversations")
     end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="conversations")
-    version = models.ForeignKey(AgentVersion, on_delete=models.PROTECT, related_name="conversations")
+    version = models.ForeignKey(AgentVersion, on_delete=models.RESTRICT, related_name="conversations")
     uses_memory = models.BooleanField()
     memory_off_reason = models.CharField(max_length=20, choices=MemoryOff.choices, blank=True)
     project = models.CharField(max_length=100, blank=True)

@@ -103,3 +103,17 @@ def browser_type_launch_args(browser_type_launch_args):
             pytest.fail(f"REQUIRE_BROWSER=1 but {CHROMIUM} is missing: install Debian's chromium.")
         pytest.skip(f"{CHROMIUM} is not installed (set REQUIRE_BROWSER=1 to make this a failure).")
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+def pytest_configure(config):
+    """A previous run's SQLite test database can leave -wal/-shm files beside a deleted database
+    file, which SQLite then reports as a disk I/O error: start clean."""
+    from django.conf import settings as django_settings
+
+    test_name = django_settings.DATABASES["default"].get("TEST", {}).get("NAME")
+    if test_name and django_settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.remove(f"{test_name}{suffix}")
+            except FileNotFoundError:
+                pass

@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
                 ('last_activity_at', models.DateTimeField()),
                 ('memory_due_at', models.DateTimeField(blank=True, null=True)),
                 ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='agents.agent')),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='conversations', to='agents.agentversion')),
+                ('version', models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='conversations', to='agents.agentversion')),
             ],
         ),
         migrations.CreateModel(

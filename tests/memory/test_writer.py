@@ -262,3 +262,11 @@ def test_two_concurrent_runs_on_one_end_user_never_lose_an_update(agent):
     text = memory_text(agent, "u_1")
     assert text.count("Works from the Pune office.") == 1 and "Prefers email over phone." in text
     assert MemoryRun.objects.filter(kind="quiet").count() == 1
+
+
+def test_deleting_the_agent_removes_every_memory_on_it(agent):
+    _, last = chat(agent, "u_1", [("user", "I work from the Pune office.")])
+    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    assert Memory.objects.count() == 1
+    agent_services.agent_delete(agent=agent)
+    assert Memory.objects.count() == 0 and MemoryRun.objects.count() == 0
