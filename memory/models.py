@@ -97,3 +97,74 @@ class MemoryRun(models.Model):
             models.Index(fields=["memory", "-started_at"], name="memoryrun_memory_started"),
             models.Index(fields=["started_at"], name="memoryrun_started"),
         ]
+
+
+class ApplyJob(models.Model):
+    """One "Apply to what is already kept" (R19): a background review of every memory of an agent
+    against one published version. Resumable: `cursor` is the id of the last memory it finished,
+    moved in the same transaction as that memory's change, so a crash loses nothing and repeats
+    nothing. Counts only; never a word of any memory."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        CANCELLED = "cancelled", "Cancelled"
+        FAILED = "failed", "Stopped after errors"
+
+    ACTIVE = ("queued", "running")
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="apply_jobs")
+    version = models.ForeignKey("agents.AgentVersion", on_delete=models.RESTRICT, related_name="+")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    # The memories this job covers: ids up to `last_memory_id` as they were when it started.
+    last_memory_id = models.BigIntegerField(default=0)
+    cursor = models.BigIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    reviewed = models.PositiveIntegerField(default=0)
+    changed = models.PositiveIntegerField(default=0)
+    replaced = models.PositiveIntegerField(default=0)
+    removed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    # {reason code: count} of operations the guards dropped (an added line is "added_in_review").
+    dropped = models.JSONField(default=dict, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "cancelled", "failed"]),
+                name="applyjob_status_valid",
+            ),
+            # One Apply at a time per agent.
+            models.UniqueConstraint(
+                fields=["agent"], condition=Q(status__in=["queued", "running"]), name="applyjob_one_active_per_agent"
+            ),
+        ]
+        indexes = [models.Index(fields=["agent", "-created_at"], name="applyjob_agent_created")]
+
+    def __str__(self) -> str:
+        return f"apply {self.pk} on {self.agent_id} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def processed(self) -> int:
+        return self.reviewed + self.failed
+
+    @property
+    def percent(self) -> int:
+        if not self.total:
+            return 100 if not self.is_active else 0
+        return min(100, self.processed * 100 // self.total)
