@@ -53,7 +53,7 @@ def conversation_send(*, conversation: Conversation, text: str, now=None) -> Cha
     the error is raised (EngineError, HTTP 502), so the conversation stays as it was."""
     text = validate_message_text(text)
     now = now or timezone.now()
-    request_reply = registry.end_user_request(conversation, text) if registry.end_user_request else None
+    request_reply = registry.end_user_request(conversation, text, now=now) if registry.end_user_request else None
     if request_reply is not None:
         with transaction.atomic():
             message = message_record(conversation=conversation, kind=Message.Kind.USER, text=text, now=now)

@@ -1,6 +1,7 @@
 """Consent writes and the ask-first gate (R26)."""
 from django.utils import timezone
 
+from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser
 
 from .models import Consent
@@ -15,7 +16,10 @@ def consent_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str
 
 
 def consent_set(*, end_user: EndUser, agreed: bool, source: str, now=None) -> Consent:
-    """Record a yes (keeping the first yes's date) or a no (clearing agreed_at)."""
+    """Record a yes (keeping the first yes's date) or a no (clearing agreed_at). Refuses an
+    unknown source, changing nothing."""
+    if source not in Consent.Source.values:
+        raise AppError("invalid_source", f"source must be one of {', '.join(Consent.Source.values)}.", field="source")
     now = now or timezone.now()
     consent, _ = Consent.objects.get_or_create(
         end_user=end_user, defaults={"agent_id": end_user.agent_id, "source": source}

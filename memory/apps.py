@@ -13,6 +13,13 @@ class MemoryConfig(AppConfig):
         if services.stopped_gate not in registry.memory_gates:
             registry.memory_gates.append(services.stopped_gate)
         registry.memory_note = note.note_for_conversation
+        # The end user's own requests in any chat (R22), and what the website chat shows them.
+        from agents.embed_services import hooks
+
+        from .requests import end_user_memory_state, end_user_request
+
+        registry.end_user_request = end_user_request
+        hooks.memory_state = end_user_memory_state
         registry.offline_handlers.setdefault("memory_operations", _offline_memory_operations)
 
 

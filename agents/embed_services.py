@@ -1,0 +1,205 @@
+"""The website chat's own rules: who the visitor is, how often they may ask, and the one change a
+visitor may make to a running chat (the switch).
+
+* A visitor id is random, issued by the server and signed with the agent's identity secret
+  (django.core.signing), so a visitor cannot take another person's id by typing it (R24): an id
+  that does not verify is refused and a fresh one is issued.
+* A site's logged-in user is named by `data-end-user-id` plus `data-end-user-hash`, the hex
+  HMAC-SHA256 of that id keyed with the agent's identity secret, checked here in constant time.
+* Rate limits count in Django's cache, per visitor and per agent (and new visitor ids per IP
+  address), in windows that start at the first hit; a refused request changes nothing.
+
+`consent` and `memory` sit above this app, so what the embed needs from them comes through
+`hooks`, filled in their `AppConfig.ready()`.
+"""
+import hashlib
+import hmac
+import math
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core import signing
+from django.core.cache import cache
+from django.db import transaction
+
+from .errors import AppError, NotFound
+from .models import Agent, Conversation, EndUser
+
+VISITOR_PREFIX = "visitor_"
+VISITOR_SALT = "agentnava.embed.visitor"
+CONVERSATION_SALT = "agentnava.embed.conversation"
+MAX_SIGNED_ID_CHARS = 200
+
+
+@dataclass
+class EmbedHooks:
+    # (end_user) -> {"agreedAt", "declinedAt", "source"} or None when they never answered. `consent`.
+    consent_state: Callable[[EndUser], dict | None] | None = None
+    # (end_user=, agreed=, source=) -> the same dict, after recording the yes or no. `consent`.
+    consent_record: Callable[..., dict] | None = None
+    # (memory_settings, agent_name) -> the full privacy notice (R27) and the line under the box. `consent`.
+    notice_text: Callable[..., str] | None = None
+    notice_line: str = ""
+    # (end_user) -> {"stopped": bool, "stoppedAt": iso or None}. `memory`.
+    memory_state: Callable[[EndUser], dict] | None = None
+
+
+hooks = EmbedHooks()
+
+
+# --- Who is chatting ------------------------------------------------------------------------
+
+
+def _signer(agent: Agent, salt: str) -> signing.Signer:
+    return signing.Signer(key=agent.identity_secret, salt=salt)
+
+
+def visitor_id_issue(agent: Agent) -> str:
+    """A new random visitor id, signed for this agent: what the browser keeps in localStorage."""
+    return _signer(agent, VISITOR_SALT).sign(VISITOR_PREFIX + secrets.token_urlsafe(18))
+
+
+def visitor_id_verify(agent: Agent, signed_id: Any) -> str | None:
+    """The end-user id inside a signed visitor id, or None when it was not issued for this agent."""
+    if not isinstance(signed_id, str) or not signed_id or len(signed_id) > MAX_SIGNED_ID_CHARS:
+        return None
+    try:
+        value = _signer(agent, VISITOR_SALT).unsign(signed_id)
+    except signing.BadSignature:
+        return None
+    return value if value.startswith(VISITOR_PREFIX) else None
+
+
+def end_user_hash(agent: Agent, end_user_id: str) -> str:
+    """What the site's server puts in `data-end-user-hash` for a logged-in user."""
+    return hmac.new(agent.identity_secret.encode(), end_user_id.encode(), hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True)
+class Identity:
+    external_id: str  # the EndUser.external_id
+    visitor_id: str | None  # the signed id to keep in the browser (None for a site's logged-in user)
+    replaced: bool  # the visitor id sent was refused and this is a fresh one
+    fresh: bool  # a new visitor id was issued by this request
+
+
+def identity_resolve(agent: Agent, *, visitor_id: Any = None, end_user_id: Any = None, end_user_hash_given: Any = None) -> Identity:
+    """Who this request speaks for. A site's user needs the matching hash (refused with 403
+    otherwise); a visitor id that does not verify is replaced by a fresh one. Writes nothing."""
+    if end_user_id not in (None, ""):
+        if not isinstance(end_user_id, str) or len(end_user_id) > 200 or not end_user_id.strip():
+            raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
+        expected = end_user_hash(agent, end_user_id)
+        if not isinstance(end_user_hash_given, str) or not hmac.compare_digest(expected, end_user_hash_given.lower()):
+            raise AppError(
+                "invalid_end_user_hash",
+                "endUserHash does not match endUserId: it must be the HMAC-SHA256 of the id with the agent's identity secret.",
+                field="endUserHash",
+                status=403,
+            )
+        return Identity(end_user_id, None, False, False)
+    external_id = visitor_id_verify(agent, visitor_id)
+    if external_id is not None:
+        return Identity(external_id, visitor_id, False, False)
+    fresh = visitor_id_issue(agent)
+    return Identity(visitor_id_verify(agent, fresh), fresh, bool(visitor_id), True)
+
+
+def conversation_token(conversation: Conversation) -> str:
+    """Proves to the server that a browser started this conversation; required to use it."""
+    return _signer(conversation.agent, CONVERSATION_SALT).sign(conversation.public_id).split(":", 1)[1]
+
+
+def conversation_for_token(public_id: str, token: Any) -> Conversation:
+    """The conversation if the token is its own; otherwise not found, exactly like a missing one."""
+    conversation = (
+        Conversation.objects.select_related("agent__team", "version", "end_user").filter(public_id=public_id).first()
+    )
+    if conversation is None or not isinstance(token, str) or len(token) > 100:
+        raise NotFound("conversation_not_found", "No such conversation.")
+    try:
+        _signer(conversation.agent, CONVERSATION_SALT).unsign(f"{public_id}:{token}")
+    except signing.BadSignature:
+        raise NotFound("conversation_not_found", "No such conversation.") from None
+    return conversation
+
+
+# --- Rate limits ----------------------------------------------------------------------------
+
+# scope: (how many, in how many seconds). Override any of them with settings.EMBED_RATE_LIMITS.
+DEFAULT_RATE_LIMITS = {
+    "visitor_messages": (20, 60),
+    "agent_messages": (600, 60),
+    "visitor_requests": (30, 60),  # starting chats, answering consent, the switch, resuming
+    "agent_requests": (1200, 60),
+    "ip_new_visitors": (20, 60),  # fresh visitor ids issued to one IP address
+}
+RATE_MESSAGES = {
+    "visitor_messages": "Too many messages from this chat",
+    "agent_messages": "This assistant is receiving too many messages right now",
+    "visitor_requests": "Too many requests from this chat",
+    "agent_requests": "This assistant is receiving too many requests right now",
+    "ip_new_visitors": "Too many new chats from this address",
+}
+
+
+class RateLimited(AppError):
+    status = 429
+
+    def __init__(self, scope: str, limit: int, window: int, retry_after: int):
+        per = "a minute" if window == 60 else f"in {window} seconds"
+        super().__init__(
+            "rate_limited",
+            f"{RATE_MESSAGES[scope]}: at most {limit} {per}. Try again in {retry_after} second{'s' if retry_after != 1 else ''}.",
+        )
+        self.retry_after = retry_after
+
+
+def rate_limits() -> dict[str, tuple[int, int]]:
+    return {**DEFAULT_RATE_LIMITS, **getattr(settings, "EMBED_RATE_LIMITS", {})}
+
+
+def rate_check(scope: str, key: str) -> None:
+    """Count one request for (scope, key); raise RateLimited past the limit. The window starts at
+    the first request and lasts its seconds; counting is atomic in the cache (incr)."""
+    limit, window = rate_limits()[scope]
+    cache_key = f"embed-rate:{scope}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
+    now = time.time()
+    if cache.add(cache_key, 1, timeout=window):
+        cache.set(cache_key + ":start", now, timeout=window)
+        count = 1
+    else:
+        try:
+            count = cache.incr(cache_key)
+        except ValueError:  # expired between add and incr: a new window
+            cache.set(cache_key, 1, timeout=window)
+            cache.set(cache_key + ":start", now, timeout=window)
+            count = 1
+    if count > limit:
+        started = cache.get(cache_key + ":start", now)
+        retry_after = max(1, math.ceil(started + window - now))
+        raise RateLimited(scope, limit, window, retry_after)
+
+
+# --- The visitor's switch -------------------------------------------------------------------
+
+
+@transaction.atomic
+def conversation_memory_switch_off(*, conversation: Conversation) -> Conversation:
+    """The visitor's switch (R25), when the team shows it: memory off for the rest of this chat.
+    The chat stops using its note, and none of its messages (earlier ones included) will be read
+    into the memory. Turning memory on again only happens by starting a new chat."""
+    if not conversation.version.config["memorySettings"]["showSwitch"]:
+        raise AppError("switch_not_shown", "This assistant does not offer a memory switch.", status=403)
+    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    if conversation.uses_memory:
+        conversation.uses_memory = False
+        conversation.memory_off_reason = Conversation.MemoryOff.SWITCH
+        conversation.memory_note = ""
+        conversation.memory_due_at = None
+        conversation.save(update_fields=["uses_memory", "memory_off_reason", "memory_note", "memory_due_at"])
+    return conversation

@@ -1,0 +1,17 @@
+"""The website chat: the script, its public JSON endpoints, and the demo page."""
+from django.urls import path
+
+from . import embed_views
+
+app_name = "embed"
+
+urlpatterns = [
+    path("embed/v1.js", embed_views.script, name="script"),
+    path("embed/v1/agents/<str:agent_id>/config", embed_views.agent_config, name="config"),
+    path("embed/v1/agents/<str:agent_id>/start", embed_views.chat_start, name="start"),
+    path("embed/v1/agents/<str:agent_id>/consent", embed_views.consent_answer, name="consent"),
+    path("embed/v1/conversations/<str:conversation_id>/transcript", embed_views.transcript, name="transcript"),
+    path("embed/v1/conversations/<str:conversation_id>/messages", embed_views.message_send, name="messages"),
+    path("embed/v1/conversations/<str:conversation_id>/switch", embed_views.memory_switch, name="switch"),
+    path("demo/chat/", embed_views.demo_chat, name="demo_chat"),
+]
