@@ -176,7 +176,16 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "agents.api_errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # Per API key, through the cache: 429 with Retry-After past the rate. "off" turns it off.
+    "DEFAULT_THROTTLE_CLASSES": ["agents.api_auth.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "api_key": None if os.environ.get("API_RATE_PER_KEY") == "off" else os.environ.get("API_RATE_PER_KEY", "1200/minute"),
+    },
 }
+# The throttle counts live in the cache: Redis when REDIS_URL is set (shared by every process),
+# otherwise each process's memory (the limit then applies per process).
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 SPECTACULAR_SETTINGS = {
     "TITLE": "AgentNava Memory API",
     "DESCRIPTION": "Per-end-user memory for customer-facing AI agents.",

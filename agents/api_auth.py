@@ -1,5 +1,7 @@
 """DRF authentication with a team API key: `Authorization: Bearer <key>`."""
-from rest_framework import authentication, exceptions
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions, throttling
+from rest_framework.settings import api_settings
 
 from .services import api_key_authenticate
 
@@ -35,3 +37,35 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):
         return self.keyword
+
+
+class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
+    """At most the `api_key` rate (REST_FRAMEWORK DEFAULT_THROTTLE_RATES, from API_RATE_PER_KEY)
+    per API key; past it, 429 `rate_limited` with Retry-After. Requests without a key are not
+    counted here: they never get past authentication."""
+
+    scope = "api_key"
+
+    def get_rate(self):
+        # Read at request time, not import time, so a changed setting applies (tests change it).
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_cache_key(self, request, view):
+        if not isinstance(request.user, ApiKeyPrincipal):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": request.user.key.pk}
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    """How the OpenAPI schema documents the key: HTTP bearer."""
+
+    target_class = "agents.api_auth.ApiKeyAuthentication"
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A team API key (`python manage.py create_api_key --team SLUG`), sent as "
+            "`Authorization: Bearer ank_...`. Every call sees only that team's agents.",
+        }

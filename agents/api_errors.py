@@ -20,13 +20,49 @@ DRF_CODES = {
 }
 
 
+# Every error code the API answers, with its status and when: the one list the OpenAPI schema
+# documents (agents.api_base.errors) and the tests check against.
+ERROR_CODES: dict[str, tuple[int, str]] = {
+    "invalid_request": (400, "A field or query parameter is missing, has the wrong type or size, or is unknown; `field` names it."),
+    "invalid_json": (400, "The body is not valid JSON."),
+    "invalid_config": (400, "The configuration change is refused (e.g. quietMinutes 7); nothing was published."),
+    "invalid_end_user_id": (400, "endUserId must be 1 to 200 characters."),
+    "invalid_message": (400, "A message needs some text."),
+    "memory_refused": (400, "The memory text holds a password, key, card or government id number, a line over 300 characters, or more than 30 lines; nothing changed."),
+    "not_authenticated": (401, "No API key was sent: use Authorization: Bearer <key>."),
+    "invalid_api_key": (401, "The API key is not valid or has been revoked."),
+    "plan_required": (403, "Memory comes with the Team plan and up."),
+    "agent_not_found": (404, "No agent with this id for this key's team (another team's agent answers the same)."),
+    "memory_not_found": (404, "This end user has no memory on this agent."),
+    "conversation_not_found": (404, "No conversation with this id for this key's team."),
+    "not_found": (404, "No such path."),
+    "method_not_allowed": (405, "This path does not take this method."),
+    "not_acceptable": (406, "The API answers JSON only."),
+    "memory_stopped": (409, "This end user asked to stop being remembered; resume with stop(false) before setting a memory."),
+    "message_too_long": (413, "A message is at most 4000 characters."),
+    "unsupported_media_type": (415, "Send the body as application/json."),
+    "rate_limited": (429, "Too many requests for this API key; wait the Retry-After seconds."),
+    "model_error": (502, "The model could not give a usable answer; nothing was recorded."),
+    "model_timeout": (502, "The model did not answer in time; nothing was recorded."),
+    "model_rate_limited": (502, "The model server is rate limited; nothing was recorded."),
+    "model_unreachable": (502, "The model server could not be reached; nothing was recorded."),
+    "model_refused": (502, "The model refused to answer; nothing was recorded."),
+}
+
+
 def _first_field_error(detail, prefix=""):
     if isinstance(detail, dict):
         for key, value in detail.items():
+            if isinstance(key, int):  # an item of a list field: actions[0].name
+                return _first_field_error(value, f"{prefix}[{key}]")
             name = key if key != "non_field_errors" else ""
             path = f"{prefix}.{name}" if prefix and name else (name or prefix)
             return _first_field_error(value, path)
     if isinstance(detail, list) and detail:
+        if all(isinstance(item, dict) for item in detail):  # a list serializer's errors, one per item
+            for index, item in enumerate(detail):
+                if item:
+                    return _first_field_error(item, f"{prefix}[{index}]")
         return _first_field_error(detail[0], prefix)
     return prefix, str(detail)
 

@@ -1,0 +1,47 @@
+"""The REST API's routes: /api/v1/..., the OpenAPI schema at /api/schema/ and its docs page at
+/api/docs/ (Swagger UI from drf-spectacular-sidecar's static files: no CDN).
+
+This module sits above the apps, so it may wire them together: the agent's answer gets its
+privacy notice from `consent` here, since `agents` imports neither `consent` nor `memory`."""
+from django.http import JsonResponse
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from agents import api as agents_api
+from agents.api_errors import error_body
+from consent import api as consent_api
+from consent.notice import notice_text
+from memory import api as memory_api
+
+END_USER = "agents/<str:agent_id>/end-users/<path:end_user_id>"
+
+v1 = [
+    path("agents/<str:agent_id>", agents_api.AgentApi.as_view(notice=notice_text), name="agent"),
+    path("agents/<str:agent_id>/versions", agents_api.VersionListApi.as_view(), name="agent-versions"),
+    path("agents/<str:agent_id>/memories", memory_api.MemoryListApi.as_view(), name="agent-memories"),
+    path("agents/<str:agent_id>/conversations", agents_api.ConversationStartApi.as_view(), name="agent-start"),
+    # An endUserId may hold "/": the longer routes come first.
+    path(f"{END_USER}/memory/stop", memory_api.MemoryStopApi.as_view(), name="memory-stop"),
+    path(f"{END_USER}/memory", memory_api.MemoryApi.as_view(), name="memory"),
+    path(f"{END_USER}/consent", consent_api.ConsentApi.as_view(), name="consent"),
+    path(END_USER, memory_api.EndUserApi.as_view(), name="end-user"),
+    path("conversations/<str:conversation_id>/messages", agents_api.MessageSendApi.as_view(), name="conversation-messages"),
+    path("conversations/<str:conversation_id>/events", agents_api.EventRecordApi.as_view(), name="conversation-events"),
+]
+# The Builder's rules are agents/builder.py (another issue): its endpoint is served once they exist.
+if agents_api.builder_available():
+    v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
+
+
+def api_not_found(request, rest=""):
+    """Any other path under /api/v1/ answers in the API's error shape, not an HTML page."""
+    return JsonResponse(error_body("not_found", "No such path in the API."), status=404)
+
+
+v1.append(re_path(r"^(?P<rest>.*)$", api_not_found))
+
+urlpatterns = [
+    path("v1/", include((v1, "api"), namespace="api")),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

@@ -1,0 +1,166 @@
+"""What every API class shares: strict input fields, unknown fields refused, the team's scope,
+and the documented error answers. The endpoint classes live in `agents/api.py`,
+`memory/api.py` and `consent/api.py`; the routes in `agentnava_site/api_urls.py`."""
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from .api_errors import ERROR_CODES
+from .errors import AppError
+from .models import Agent, Conversation
+
+# --- Strict input fields ------------------------------------------------------------------
+# DRF's own fields coerce ("true" -> True, "15" -> 15, 15 -> "15"). The API takes JSON, so a
+# wrong type is refused instead of guessed.
+
+
+class StrictBooleanField(serializers.BooleanField):
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """Text only (DRF's CharField would take 15 as "15"); NUL is refused by DRF's validator."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of the choices, of the same JSON type (DRF's ChoiceField would take "15" for 15)."""
+
+    def to_internal_value(self, data):
+        for value in self.choices:
+            if type(value) is type(data) and value == data:
+                return value
+        raise serializers.ValidationError(f"Must be one of: {', '.join(map(str, self.choices))}.", code="invalid_choice")
+
+
+class StrictSerializer(serializers.Serializer):
+    """An input serializer that refuses fields it does not declare, naming the first one.
+    `read_only_names` are fields the API answers but never takes (said so, not "unknown")."""
+
+    read_only_names: tuple[str, ...] = ()
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            for key in data:
+                if key in self.read_only_names:
+                    raise serializers.ValidationError({key: ["Read-only: it cannot be set here."]})
+                if key not in self.fields or self.fields[key].read_only:
+                    raise serializers.ValidationError({str(key): ["Unknown field."]})
+        return super().to_internal_value(data)
+
+
+class StrictQuerySerializer(StrictSerializer):
+    """Query parameters, each given once; unknown ones refused like unknown body fields."""
+
+    @classmethod
+    def from_request(cls, request):
+        params = request.query_params
+        for key in params:
+            if len(params.getlist(key)) > 1:
+                raise serializers.ValidationError({key: ["Give this parameter once."]})
+        serializer = cls(data=params.dict())
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+def parse_body(serializer_class, request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+# --- Scope ----------------------------------------------------------------------------------
+
+
+class TeamApi(APIView):
+    """An API class whose caller is a team, through one of its keys (authentication, the
+    per-key throttle and the error shape come from REST_FRAMEWORK settings)."""
+
+    def team(self):
+        return self.request.user.team
+
+    def agent(self, agent_id: str) -> Agent:
+        """The key's team's agent; another team's answers exactly as a missing one."""
+        agent = Agent.objects.select_related("team").filter(public_id=agent_id, team=self.team()).first()
+        if agent is None:
+            raise AppError("agent_not_found", "No agent with this id.", status=404)
+        return agent
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        conversation = (
+            Conversation.objects.select_related("agent__team", "version", "end_user")
+            .filter(public_id=conversation_id, agent__team=self.team())
+            .first()
+        )
+        if conversation is None:
+            raise AppError("conversation_not_found", "No conversation with this id.", status=404)
+        return conversation
+
+
+def clean_end_user_id(raw: str) -> str:
+    """The endUserId from a path, as the services normalise it; NUL can never match one."""
+    return raw.strip()
+
+
+# --- Documentation of errors -------------------------------------------------------------
+
+ERROR_SCHEMA = inline_serializer(
+    name="Error",
+    fields={
+        "error": inline_serializer(
+            name="ErrorBody",
+            fields={
+                "code": serializers.ChoiceField(choices=sorted(ERROR_CODES), help_text="What went wrong, for code."),
+                "message": serializers.CharField(help_text="What went wrong, for a person."),
+                "field": serializers.CharField(required=False, help_text="The field it is about, when there is one."),
+            },
+        )
+    },
+)
+
+COMMON_ERRORS = ("not_authenticated", "invalid_api_key", "rate_limited", "not_acceptable")
+BODY_ERRORS = ("invalid_request", "invalid_json", "unsupported_media_type")
+
+
+def errors(*codes: str, body: bool = False) -> dict:
+    """`responses` entries for these error codes (plus the ones every call can answer), grouped by
+    status, each listing its codes and when they happen."""
+    by_status: dict[int, list[str]] = {}
+    for code in (*codes, *(BODY_ERRORS if body else ()), *COMMON_ERRORS):
+        status = ERROR_CODES[code][0]
+        if code not in by_status.setdefault(status, []):
+            by_status[status].append(code)
+    out = {}
+    for status, status_codes in sorted(by_status.items()):
+        description = "; ".join(f"`{code}`: {ERROR_CODES[code][1]}" for code in status_codes)
+        out[status] = OpenApiResponse(
+            response=ERROR_SCHEMA,
+            description=description,
+            examples=[
+                OpenApiExample(
+                    code,
+                    value={"error": {"code": code, "message": ERROR_CODES[code][1]}},
+                    response_only=True,
+                    status_codes=[str(status)],
+                )
+                for code in status_codes
+            ],
+        )
+    return out
+
+
+NO_CONTENT = OpenApiResponse(description="Done; no body.")

@@ -1,0 +1,310 @@
+"""The REST API for memories: the list, one end user's memory (get, set, delete, stop) and the
+end user's erase. Thin classes over `memory.services`; the privacy guards are `memory.policy`'s,
+called by `memory_set` as on every other write path."""
+import base64
+import binascii
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from agents import services as agent_services
+from agents.api_base import (
+    NO_CONTENT,
+    StrictBooleanField,
+    StrictCharField,
+    StrictQuerySerializer,
+    StrictSerializer,
+    TeamApi,
+    errors,
+    parse_body,
+)
+from agents.errors import AppError
+from agents.models import Agent, Conversation, EndUser, Message
+from consent.models import Consent
+
+from . import policy, services
+from .models import Memory, MemoryRun
+
+TAG_MEMORY = ["Memory"]
+MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
+MAX_END_USER_ID_CHARS = agent_services.MAX_END_USER_ID_CHARS
+
+END_USER_PATH = OpenApiParameter(
+    "end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person."
+)
+
+# --- Reads ------------------------------------------------------------------------------------
+
+
+def _present(queryset):
+    """A memory exists for readers while it has text or records a stop; a deleted one is empty."""
+    return queryset.filter(Q(text__gt="") | Q(stopped_at__isnull=False))
+
+
+def end_user_lookup(agent: Agent, end_user_id: str) -> EndUser | None:
+    external_id = end_user_id.strip()
+    if not external_id or len(external_id) > MAX_END_USER_ID_CHARS or "\x00" in external_id:
+        return None
+    return EndUser.objects.filter(agent=agent, external_id=external_id).first()
+
+
+def end_user_for_write(agent: Agent, end_user_id: str) -> EndUser:
+    if "\x00" in end_user_id:  # PostgreSQL cannot store it; refuse like any other bad id
+        raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
+    return agent_services.end_user_get_or_create(agent=agent, external_id=end_user_id)
+
+
+def memory_reads(memories: list[Memory]) -> list[dict]:
+    """The R21 fields of each memory, fetched in batches: three queries whatever the count."""
+    end_user_ids = [memory.end_user_id for memory in memories]
+    if not end_user_ids:
+        return []
+    agreed = dict(
+        Consent.objects.filter(end_user_id__in=end_user_ids, agreed_at__isnull=False).values_list(
+            "end_user_id", "agreed_at"
+        )
+    )
+    with_messages = Exists(Message.objects.filter(conversation=OuterRef("pk")))
+    conversations = dict(
+        Conversation.objects.filter(with_messages, end_user_id__in=end_user_ids)
+        .values("end_user_id")
+        .annotate(n=Count("id"))
+        .values_list("end_user_id", "n")
+    )
+    return [
+        {
+            "endUserId": memory.end_user.external_id,
+            "text": memory.text,
+            "stopped": memory.stopped_at is not None,
+            "updatedAt": memory.updated_at,
+            "readUpTo": memory.read_up_to,
+            "lastRun": memory.last_run,
+            "stoppedAt": memory.stopped_at,
+            "agreedAt": agreed.get(memory.end_user_id),
+            "lastChatAt": memory.end_user.last_chat_at,
+            "conversations": conversations.get(memory.end_user_id, 0),
+        }
+        for memory in memories
+    ]
+
+
+def memory_read(memory: Memory) -> dict:
+    memory = Memory.objects.select_related("end_user").get(pk=memory.pk)
+    return memory_reads([memory])[0]
+
+
+def encode_cursor(memory: Memory) -> str:
+    raw = f"{memory.updated_at.isoformat()}|{memory.pk}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, _, pk = raw.partition("|")
+        when = datetime.fromisoformat(at)
+        if when.tzinfo is None:
+            raise ValueError("naive")
+        return when, int(pk)
+    except (ValueError, binascii.Error, UnicodeDecodeError, OverflowError):
+        raise serializers.ValidationError({"cursor": ["Not a cursor from this API: pass next.cursor as it came."]})
+
+
+def memory_page(agent: Agent, *, limit: int, before: datetime | None, after_key: tuple[datetime, int] | None):
+    """Present memories, newest change first, keyset-paged on (updated_at, id) through the
+    (agent, -updated_at, -id) index: a page deep in the list costs what the first one does.
+    `before` takes those changed strictly before it; `after_key` continues exactly after a row."""
+    memories = _present(Memory.objects.filter(agent=agent))
+    if after_key is not None:
+        at, pk = after_key
+        memories = memories.filter(updated_at__lte=at).filter(Q(updated_at__lt=at) | Q(id__lt=pk))
+    elif before is not None:
+        memories = memories.filter(updated_at__lt=before)
+    rows = list(memories.select_related("end_user").order_by("-updated_at", "-id")[: limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
+# --- Shapes -----------------------------------------------------------------------------------
+
+
+class LastRunOut(serializers.Serializer):
+    at = serializers.DateTimeField()
+    added = serializers.IntegerField()
+    replaced = serializers.IntegerField()
+    removed = serializers.IntegerField()
+
+
+class MemoryOut(serializers.Serializer):
+    endUserId = serializers.CharField()
+    text = serializers.CharField(help_text="One fact per line, what the agent reads; empty when stopped.")
+    stopped = serializers.BooleanField(help_text="They asked to stop: nothing is kept and chats do not use memory.")
+    updatedAt = serializers.DateTimeField(help_text="When it last changed. Pass it as `before` to page the list.")
+    readUpTo = serializers.DateTimeField(allow_null=True, help_text="How far the memory has read their chats; nothing older can change it.")
+    lastRun = LastRunOut(allow_null=True, help_text="What the last update after a chat did, as counts; none of their words.")
+    stoppedAt = serializers.DateTimeField(allow_null=True, help_text="When they asked to stop.")
+    agreedAt = serializers.DateTimeField(allow_null=True, help_text="When they said yes, where the agent asks first.")
+    lastChatAt = serializers.DateTimeField(allow_null=True, help_text="Their newest chat on this agent.")
+    conversations = serializers.IntegerField(help_text="How many of their chats on this agent hold a message.")
+
+
+class MemoryPageNext(serializers.Serializer):
+    before = serializers.DateTimeField(help_text="The last memory's updatedAt.")
+    cursor = serializers.CharField(help_text="Exact continuation after the last memory, even when several share its updatedAt.")
+
+
+class MemoryPageOut(serializers.Serializer):
+    memories = MemoryOut(many=True)
+    next = MemoryPageNext(allow_null=True, help_text="How to get the next page; null on the last.")
+
+
+# --- Endpoints --------------------------------------------------------------------------------
+
+
+class MemoryListApi(TeamApi):
+    class QueryIn(StrictQuerySerializer):
+        limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=200)
+        before = serializers.DateTimeField(required=False, help_text="An updatedAt: memories changed before it.")
+        cursor = serializers.CharField(required=False, max_length=200, help_text="next.cursor of the previous page.")
+
+        def validate(self, data):
+            if "before" in data and "cursor" in data:
+                raise serializers.ValidationError({"cursor": ["Pass before or cursor, not both."]})
+            return data
+
+    @extend_schema(
+        operation_id="agent_memories",
+        tags=TAG_MEMORY,
+        summary="agent.memories({limit, before})",
+        description="Who has a memory on this agent, newest change first. Page with `before` = the last "
+        "`updatedAt`, or exactly with `cursor` = `next.cursor`.",
+        parameters=[QueryIn],
+        responses={200: MemoryPageOut, **errors("invalid_request", "agent_not_found")},
+    )
+    def get(self, request, agent_id):
+        agent = self.agent(agent_id)
+        query = self.QueryIn.from_request(request)
+        after_key = decode_cursor(query["cursor"]) if "cursor" in query else None
+        page, more = memory_page(agent, limit=query["limit"], before=query.get("before"), after_key=after_key)
+        last = page[-1] if page else None
+        next_page = {"before": last.updated_at, "cursor": encode_cursor(last)} if more else None
+        return Response(MemoryPageOut({"memories": memory_reads(page), "next": next_page}).data)
+
+
+class MemoryApi(TeamApi):
+    class SetIn(StrictSerializer):
+        text = StrictCharField(
+            allow_blank=True,
+            trim_whitespace=False,
+            max_length=MAX_SET_CHARS,
+            help_text="The whole memory, one fact per line: at most 30 lines of 300 characters, and no password, key, card or id number.",
+        )
+
+    @extend_schema(
+        operation_id="memory_get",
+        tags=TAG_MEMORY,
+        summary="endUser.memory.get()",
+        parameters=[END_USER_PATH],
+        responses={200: MemoryOut, **errors("agent_not_found", "memory_not_found")},
+    )
+    def get(self, request, agent_id, end_user_id):
+        agent = self.agent(agent_id)
+        end_user = end_user_lookup(agent, end_user_id)
+        memory = (
+            _present(Memory.objects.select_related("end_user").filter(end_user=end_user)).first()
+            if end_user
+            else None
+        )
+        if memory is None:
+            raise AppError("memory_not_found", "This end user has no memory on this agent.", status=404)
+        return Response(MemoryOut(memory_reads([memory])[0]).data)
+
+    @extend_schema(
+        operation_id="memory_set",
+        tags=TAG_MEMORY,
+        summary="endUser.memory.set(text)",
+        description="Replaces the whole memory. Refused with `memory_refused`, nothing changed, when a line "
+        "looks like a password, key, card or government id number, a line is over 300 characters, or there "
+        "are more than 30 lines (R7).",
+        parameters=[END_USER_PATH],
+        request=SetIn,
+        responses={
+            200: MemoryOut,
+            **errors("memory_refused", "invalid_end_user_id", "agent_not_found", "memory_stopped", body=True),
+        },
+        examples=[OpenApiExample("set", value={"text": "Prefers email over phone.\nWorks from the Pune office."}, request_only=True)],
+    )
+    def put(self, request, agent_id, end_user_id):
+        agent = self.agent(agent_id)
+        data = parse_body(self.SetIn, request)
+        try:
+            with transaction.atomic():  # a refusal leaves no new end user behind either
+                end_user = end_user_for_write(agent, end_user_id)
+                memory = services.memory_set(end_user=end_user, text=data["text"], kind=MemoryRun.Kind.API_SET)
+        except policy.MemoryRefused as refused:
+            if refused.reason == "stopped":
+                raise AppError("memory_stopped", refused.message, status=409) from None
+            raise AppError("memory_refused", refused.message, field="text") from None
+        return Response(MemoryOut(memory_read(memory)).data)
+
+    @extend_schema(
+        operation_id="memory_delete",
+        tags=TAG_MEMORY,
+        summary="endUser.memory.delete()",
+        description="Gone, and old chats cannot bring it back: what the memory has read moves to now. "
+        "Answers 204 also when there was nothing to delete.",
+        parameters=[END_USER_PATH],
+        responses={204: NO_CONTENT, **errors("agent_not_found")},
+    )
+    def delete(self, request, agent_id, end_user_id):
+        end_user = end_user_lookup(self.agent(agent_id), end_user_id)
+        if end_user is not None:
+            services.memory_delete(end_user=end_user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MemoryStopApi(TeamApi):
+    class StopIn(StrictSerializer):
+        stop = StrictBooleanField(required=False, default=True, help_text="true (the default): stop; false: they changed their mind.")
+
+    @extend_schema(
+        operation_id="memory_stop",
+        tags=TAG_MEMORY,
+        summary="endUser.memory.stop(flag)",
+        description="`stop: true`: they asked to stop: the memory is emptied, nothing more is kept, and new "
+        "chats do not use it. `stop: false`: memory resumes from now. Answers the memory.",
+        parameters=[END_USER_PATH],
+        request=StopIn,
+        responses={200: MemoryOut, **errors("invalid_end_user_id", "agent_not_found", body=True)},
+    )
+    def post(self, request, agent_id, end_user_id):
+        agent = self.agent(agent_id)
+        data = parse_body(self.StopIn, request)
+        with transaction.atomic():
+            end_user = end_user_for_write(agent, end_user_id)
+            memory = services.memory_stop(end_user=end_user, stop=data["stop"], kind=MemoryRun.Kind.API_SET)
+        return Response(MemoryOut(memory_read(memory)).data)
+
+
+class EndUserApi(TeamApi):
+    @extend_schema(
+        operation_id="end_user_erase",
+        tags=TAG_MEMORY,
+        summary="endUser.erase()",
+        description="The memory and everything else on this agent about this end user: conversations, "
+        "messages, actions, consent. Answers 204 also when nothing was known about them.",
+        parameters=[END_USER_PATH],
+        responses={204: NO_CONTENT, **errors("agent_not_found")},
+    )
+    def delete(self, request, agent_id, end_user_id):
+        end_user = end_user_lookup(self.agent(agent_id), end_user_id)
+        if end_user is not None:
+            services.end_user_erase(end_user=end_user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+__all__ = ["EndUserApi", "MemoryApi", "MemoryListApi", "MemoryStopApi", "end_user_lookup", "memory_reads"]
