@@ -158,6 +158,7 @@ _FORGET = {
     ],
 }
 
+_IDIOM = re.compile(r"(?:it|that|this|them|those|esto|eso|lo)\b(?!\s+(?:i|my|you)\b)")
 _COMPILED_STOP = [(lang, re.compile(p)) for lang, patterns in _STOP.items() for p in patterns]
 _COMPILED_SHOW = [(lang, re.compile(p)) for lang, patterns in _SHOW.items() for p in patterns]
 _COMPILED_FORGET = [(lang, re.compile(p), explicit) for lang, patterns in _FORGET.items() for p, explicit in patterns]
@@ -181,7 +182,7 @@ def recognise(text: str) -> EndUserRequest | None:
         match = pattern.fullmatch(normal)
         if match:
             subject = match.group("subject").strip(_EDGE_CHARS)
-            if not _words(subject):  # "forget it", "forget about that": not about a fact
+            if not _words(subject) or _IDIOM.match(subject):  # "forget it", "forget about that, it's fine"
                 return None
             return EndUserRequest("forget", lang, subject=subject, explicit=explicit)
     return None
@@ -257,8 +258,8 @@ REPLIES = {
         "already_stopped": "I've already stopped remembering you. I keep nothing from our chats.",
         "removed": "Done. I've removed this from what I remember about you: {lines}",
         "hidden": "{count} line(s) I can't repeat here",
-        "nothing_matched": "I don't have anything about that in what I remember about you, so there was nothing to remove.",
-        "nothing_remembered": "I don't remember anything about you, so there is nothing to remove.",
+        "nothing_matched": "I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either.",
+        "nothing_remembered": "I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either.",
         "show": 'Here is what I remember about you:\n{lines}\nSay "forget ..." to remove one of these, or "stop remembering me" and I will keep nothing.',
         "show_empty": "I don't remember anything about you yet.",
         "show_stopped": "I don't remember anything about you: you asked me to stop, so I keep nothing from our chats.",
@@ -268,8 +269,8 @@ REPLIES = {
         "already_stopped": "Ya dejé de recordarte. No guardo nada de nuestras conversaciones.",
         "removed": "Hecho. He quitado esto de lo que recuerdo de ti: {lines}",
         "hidden": "{count} línea(s) que no puedo repetir aquí",
-        "nothing_matched": "No tengo nada sobre eso en lo que recuerdo de ti, así que no había nada que quitar.",
-        "nothing_remembered": "No recuerdo nada de ti, así que no hay nada que quitar.",
+        "nothing_matched": "No tengo nada sobre eso en lo que recuerdo de ti, así que no había nada que quitar. Tampoco lo guardaré de lo que dijiste antes.",
+        "nothing_remembered": "No recuerdo nada de ti, así que no había nada que quitar. Tampoco lo guardaré de lo que dijiste antes.",
         "show": 'Esto es lo que recuerdo de ti:\n{lines}\nDi "olvida que ..." para quitar algo, o "deja de recordarme" y no guardaré nada.',
         "show_empty": "Todavía no recuerdo nada de ti.",
         "show_stopped": "No recuerdo nada de ti: me pediste que dejara de hacerlo, así que no guardo nada de nuestras conversaciones.",
@@ -279,8 +280,8 @@ REPLIES = {
         "already_stopped": "मैं पहले ही आपको याद रखना बंद कर चुका हूँ। हमारी बातचीत से कुछ भी नहीं रखता।",
         "removed": "ठीक है। मैंने यह अपनी याद से हटा दिया है: {lines}",
         "hidden": "{count} पंक्ति जो मैं यहाँ दोहरा नहीं सकता",
-        "nothing_matched": "आपके बारे में मुझे इससे जुड़ा कुछ याद नहीं है, इसलिए हटाने को कुछ नहीं था।",
-        "nothing_remembered": "मुझे आपके बारे में कुछ याद नहीं है, इसलिए हटाने को कुछ नहीं है।",
+        "nothing_matched": "आपके बारे में मुझे इससे जुड़ा कुछ याद नहीं है, इसलिए हटाने को कुछ नहीं था। आपने पहले जो कहा, उससे भी इसे नहीं रखूँगा।",
+        "nothing_remembered": "मुझे आपके बारे में कुछ याद नहीं है, इसलिए हटाने को कुछ नहीं था। आपने पहले जो कहा, उससे भी इसे नहीं रखूँगा।",
         "show": 'मुझे आपके बारे में यह याद है:\n{lines}\nकुछ हटाना हो तो "... भूल जाओ" कहें, या "मुझे याद रखना बंद करो" कहें।',
         "show_empty": "मुझे अभी आपके बारे में कुछ याद नहीं है।",
         "show_stopped": "मुझे आपके बारे में कुछ याद नहीं है: आपने याद रखना बंद करने को कहा था, इसलिए मैं कुछ नहीं रखता।",
@@ -328,22 +329,36 @@ def _stop(conversation: Conversation, memory: Memory | None, lang: str, now: dat
     return REPLIES[lang]["stopped"]
 
 
+def _read_up_to_now(conversation: Conversation, now: datetime) -> None:
+    """What they said before a "forget" must not bring the fact back: the memory counts as having
+    read their chats up to now, as after a delete. Unread words from before are dropped with it:
+    missing a detail is the safe side (R10)."""
+    Memory.objects.get_or_create(
+        end_user=conversation.end_user,
+        defaults={"agent_id": conversation.agent_id, "updated_at": now, "read_up_to": now},
+    )
+    Memory.objects.filter(end_user=conversation.end_user).filter(
+        Q(read_up_to__isnull=True) | Q(read_up_to__lt=now)
+    ).update(read_up_to=now)
+
+
 @transaction.atomic
 def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) -> str | None:
     memory = Memory.objects.select_for_update().filter(end_user=conversation.end_user).first()
     lang = request.lang
-    if memory is None or not memory.lines:
-        if not request.explicit:
-            return None  # "forget the receipt" with nothing remembered is ordinary chat
-        return REPLIES[lang]["show_stopped" if memory and memory.stopped_at else "nothing_remembered"]
-    removed = lines_about(request.subject, memory.lines)
+    if memory is not None and memory.stopped_at is not None:
+        return REPLIES[lang]["show_stopped"]
+    lines = memory.lines if memory else []
+    removed = lines_about(request.subject, lines)
     if not removed:
-        return REPLIES[lang]["nothing_matched"] if request.explicit else None
+        if not request.explicit:
+            return None  # a bare "forget the receipt" that is about nothing remembered is ordinary chat
+        _read_up_to_now(conversation, now)
+        return REPLIES[lang]["nothing_matched" if lines else "nothing_remembered"]
     gone = set(removed)
-    kept = [line for line in memory.lines if line not in gone and _quotable(line)]
+    kept = [line for line in lines if line not in gone and _quotable(line)]
     memory_set(end_user=conversation.end_user, text="\n".join(kept), kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
-    # What they said before this request must not bring the line back: the memory has read up to now.
-    Memory.objects.filter(pk=memory.pk).filter(Q(read_up_to__isnull=True) | Q(read_up_to__lt=now)).update(read_up_to=now)
+    _read_up_to_now(conversation, now)
     _set_conversation_note(conversation, _note_without(conversation.memory_note, removed))
     return REPLIES[lang]["removed"].format(lines=_quoted(removed, lang))
 

@@ -1,0 +1,282 @@
+"""An end user's own requests in any chat (R22): "stop remembering me", "forget ...", "what do you
+remember about me?", answered before any model is asked, whether or not the chat uses memory."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from agents import chat, services as agent_services
+from agents.models import Conversation, UsageDay
+from memory.models import Memory, MemoryRun
+from memory.requests import recognise
+from memory.services import memory_set, memory_sweep
+
+LINES = [
+    "Prefers email over phone.",
+    "Works from the Pune office.",
+    "Might move to the annual plan (said once, 3 Nov).",
+    "Renewed the plan on 3 Nov.",
+]
+
+
+def remembered(agent, external_id="u_1", lines=LINES):
+    end_user = agent_services.end_user_get_or_create(agent=agent, external_id=external_id)
+    memory_set(end_user=end_user, text="\n".join(lines))
+    return end_user
+
+
+def lines_of(end_user):
+    return Memory.objects.get(end_user=end_user).lines
+
+
+def request_runs(end_user):
+    return list(MemoryRun.objects.filter(memory__end_user=end_user, kind=MemoryRun.Kind.END_USER_REQUEST))
+
+
+# --- "stop remembering me" -----------------------------------------------------------------
+
+
+def test_stop_remembering_me_stops_the_memory_and_says_so(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert "Prefers email over phone." in conversation.memory_note
+    turn = chat.conversation_send(conversation=conversation, text="Please stop remembering me.")
+    assert turn.handled_as_request
+    assert "forgotten" in turn.reply.text and "won't remember anything more" in turn.reply.text
+    memory = Memory.objects.get(end_user=end_user)
+    assert memory.stopped_at is not None and memory.text == ""
+    [run] = request_runs(end_user)
+    assert run.removed == 4 and run.added == 0
+    assert not UsageDay.objects.exists()  # no model was asked
+    # The rest of this chat no longer leans on the note, and new chats do not use memory.
+    conversation.refresh_from_db()
+    assert conversation.memory_note == ""
+    assert "<memory>" not in chat.system_prompt(conversation)
+    later = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert (later.uses_memory, later.memory_off_reason) == (False, "stopped")
+
+
+def test_nothing_said_after_stopping_is_kept(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    start = timezone.now()
+    chat.conversation_send(conversation=conversation, text="stop remembering me", now=start)
+    chat.conversation_send(conversation=conversation, text="I work from the Delhi office.", now=start + timedelta(minutes=1))
+    memory_sweep(now=start + timedelta(minutes=30), run_inline=True)
+    memory = Memory.objects.get(end_user=end_user)
+    assert memory.text == "" and memory.stopped_at is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stop remembering me",
+        "Stop remembering me!",
+        "Hi, can you please stop remembering me?",
+        "Don't remember me anymore.",
+        "do not store anything about me",
+        "I don't want you to remember me",
+        "forget me",
+        "Forget everything you know about me.",
+        "Turn off memory",
+    ],
+)
+def test_plain_english_variants_of_stop(agent, text):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text=text)
+    assert turn.handled_as_request
+    assert Memory.objects.get(end_user=end_user).stopped_at is not None
+
+
+@pytest.mark.parametrize(
+    "text, lang_word",
+    [
+        ("Deja de recordarme, por favor", "olvidado"),
+        ("olvídame", "olvidado"),
+        ("मुझे याद रखना बंद करो", "भुला दिया"),
+        ("mujhe yaad mat rakho", "भुला दिया"),
+    ],
+)
+def test_spanish_and_hindi_stop_and_the_reply_is_in_their_language(agent, text, lang_word):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text=text)
+    assert lang_word in turn.reply.text
+    assert Memory.objects.get(end_user=end_user).stopped_at is not None
+
+
+def test_asking_to_stop_twice_says_it_already_stopped(agent):
+    remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    chat.conversation_send(conversation=conversation, text="stop remembering me")
+    turn = chat.conversation_send(conversation=conversation, text="stop remembering me")
+    assert "already stopped" in turn.reply.text
+
+
+# --- "forget ..." --------------------------------------------------------------------------
+
+
+def test_forget_removes_the_matching_line_says_what_and_leaves_an_audit_row(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text="Forget that I work from Pune")
+    assert turn.handled_as_request
+    assert turn.reply.text == 'Done. I\'ve removed this from what I remember about you: "Works from the Pune office."'
+    assert lines_of(end_user) == [LINES[0], LINES[2], LINES[3]]
+    [run] = request_runs(end_user)
+    assert (run.added, run.replaced, run.removed) == (0, 0, 1)
+    conversation.refresh_from_db()
+    assert "Pune" not in conversation.memory_note and "Prefers email over phone." in conversation.memory_note
+
+
+def test_remove_what_you_know_about_removes_every_line_about_it(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text="Please remove what you know about my plan")
+    assert '"Might move to the annual plan (said once, 3 Nov)."' in turn.reply.text
+    assert '"Renewed the plan on 3 Nov."' in turn.reply.text
+    assert lines_of(end_user) == [LINES[0], LINES[1]]
+    assert request_runs(end_user)[0].removed == 2
+
+
+def test_a_forgotten_line_does_not_come_back_from_what_was_said_before(agent):
+    """The person said it earlier in this chat, before the memory read it; after "forget" the
+    quiet-window run must not bring it back. A second person saying the same shows it would."""
+    start = timezone.now()
+    forgetful = remembered(agent, "u_1", lines=["Prefers email over phone."])
+    control = remembered(agent, "u_2", lines=["Prefers email over phone."])
+    for external_id, end_user in (("u_1", forgetful), ("u_2", control)):
+        conversation = agent_services.conversation_start(agent=agent, external_id=external_id, now=start)
+        chat.conversation_send(conversation=conversation, text="I work from the Pune office.", now=start + timedelta(minutes=1))
+        if end_user == forgetful:
+            turn = chat.conversation_send(
+                conversation=conversation, text="Actually, forget that I work from Pune", now=start + timedelta(minutes=2)
+            )
+            assert turn.handled_as_request and "won't keep it from what you said earlier" in turn.reply.text
+    memory_sweep(now=start + timedelta(minutes=40), run_inline=True)
+    assert any("Pune" in line for line in lines_of(control))
+    assert not any("Pune" in line for line in lines_of(forgetful))
+
+
+def test_forget_with_nothing_matching_says_so_and_keeps_every_line(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text="forget that I live in Paris")
+    assert turn.handled_as_request and "nothing to remove" in turn.reply.text
+    assert lines_of(end_user) == LINES and request_runs(end_user) == []
+
+
+def test_forget_with_no_memory_at_all_says_so(agent):
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_new")
+    turn = chat.conversation_send(conversation=conversation, text="forget that I work from Pune")
+    assert turn.reply.text.startswith("I don't remember anything about you, so there was nothing to remove.")
+    assert not Memory.objects.get().is_present  # absent to every reader: no line, not stopped
+
+
+def test_a_bare_forget_that_matches_nothing_is_ordinary_chat(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text="forget the receipt, just tell me the price")
+    assert not turn.handled_as_request
+    assert lines_of(end_user) == LINES
+
+
+def test_spanish_forget(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text="Olvida que trabajo en Pune")
+    assert turn.reply.text.startswith("Hecho. He quitado esto") and "Pune" in turn.reply.text
+    assert "Works from the Pune office." not in lines_of(end_user)
+
+
+# --- "what do you remember about me?" -----------------------------------------------------
+
+
+def test_what_do_you_remember_shows_the_lines(agent):
+    remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    turn = chat.conversation_send(conversation=conversation, text="What do you remember about me?")
+    assert turn.handled_as_request
+    for line in LINES:
+        assert f"- {line}" in turn.reply.text
+    assert "stop remembering me" in turn.reply.text
+
+
+def test_what_do_you_remember_when_there_is_nothing_or_it_was_stopped(agent):
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert chat.conversation_send(conversation=conversation, text="what do you know about me?").reply.text == (
+        "I don't remember anything about you yet."
+    )
+    chat.conversation_send(conversation=conversation, text="stop remembering me")
+    assert "you asked me to stop" in chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
+
+
+def test_hindi_and_spanish_what_do_you_remember(agent):
+    remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    hindi = chat.conversation_send(conversation=conversation, text="आपको मेरे बारे में क्या याद है?").reply.text
+    spanish = chat.conversation_send(conversation=conversation, text="¿Qué recuerdas de mí?").reply.text
+    assert hindi.startswith("मुझे आपके बारे में यह याद है") and "- Prefers email over phone." in hindi
+    assert spanish.startswith("Esto es lo que recuerdo de ti") and "- Works from the Pune office." in spanish
+
+
+def test_a_line_the_policy_refuses_is_never_quoted_back(agent):
+    end_user = remembered(agent)
+    # A row written before the guards existed: only a direct write can hold such a line.
+    Memory.objects.filter(end_user=end_user).update(text="Prefers email over phone.\nCard 4111 1111 1111 1111 on file.")
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    shown = chat.conversation_send(conversation=conversation, text="what do you remember about me?").reply.text
+    assert "4111" not in shown and "- Prefers email over phone." in shown and "can't repeat here" in shown
+    removed = chat.conversation_send(conversation=conversation, text="forget my card on file").reply.text
+    assert "4111" not in removed and "can't repeat here" in removed
+    assert lines_of(end_user) == ["Prefers email over phone."]
+
+
+# --- In any chat -----------------------------------------------------------------------------
+
+
+def test_requests_work_when_memory_is_off_for_the_conversation(agent):
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
+    assert not conversation.uses_memory
+    assert "Works from the Pune office." in chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
+    chat.conversation_send(conversation=conversation, text="forget that I work from Pune")
+    assert "Works from the Pune office." not in lines_of(end_user)
+    chat.conversation_send(conversation=conversation, text="stop remembering me")
+    assert Memory.objects.get(end_user=end_user).stopped_at is not None
+
+
+def test_requests_work_when_the_agent_has_memory_turned_off(agent):
+    end_user = remembered(agent)
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert conversation.memory_off_reason == Conversation.MemoryOff.SETTINGS
+    turn = chat.conversation_send(conversation=conversation, text="stop remembering me")
+    assert turn.handled_as_request and Memory.objects.get(end_user=end_user).stopped_at is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't forget to email me the receipt",
+        "I forgot my password",
+        "forget it",
+        "Forget about it, it's fine",
+        "What do you have in stock?",
+        "delete my account",
+        "remove a user from my team",
+        "How do I stop the plan from renewing?",
+        "Can you remember to call me tomorrow?",
+        "Please remind me what my plan is",
+        "stop " * 200 + "remembering me",
+    ],
+)
+def test_ordinary_messages_are_not_requests(agent, text):
+    assert recognise(text) is None
+    end_user = remembered(agent)
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    if len(text) <= 4000:
+        turn = chat.conversation_send(conversation=conversation, text=text)
+        assert not turn.handled_as_request
+    assert lines_of(end_user) == LINES and request_runs(end_user) == []
