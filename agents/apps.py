@@ -10,3 +10,4 @@ class AgentsConfig(AppConfig):
         from .extensions import registry
 
         registry.offline_handlers.setdefault("chat_reply", offline_rules.chat_reply)
+        registry.offline_handlers.setdefault("builder_changes", offline_rules.builder_changes)

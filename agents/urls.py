@@ -12,6 +12,7 @@ urlpatterns = [
     path("agents/<str:public_id>/publish/", views.draft_publish, name="publish"),
     path("agents/<str:public_id>/discard/", views.draft_discard, name="discard"),
     path("agents/<str:public_id>/versions/", views.versions, name="versions"),
+    path("agents/<str:public_id>/builder/", views.builder, name="builder"),
     path("agents/<str:public_id>/versions/<int:number>/restore/", views.version_restore, name="restore"),
     path("settings/api-keys/", views.api_keys, name="api_keys"),
     path("settings/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),

@@ -8,7 +8,10 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from django_htmx.http import HttpResponseClientRefresh
+
 from . import services
+from .builder import builder_message
 from .errors import AppError
 from .models import ApiKey, AgentVersion
 from .selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
@@ -53,9 +56,15 @@ def agent_new(request):
 
 
 def build_context(request, agent, tab: str, **extra) -> dict:
-    """What every Build-screen tab shows: the agent, its tabs, the draft bar."""
+    """What every Build-screen tab shows: the agent, its tabs, the draft bar, the Builder panel."""
     request.session["team_id"] = agent.team_id
-    return {"agent": agent, "tab": tab, **agent_state(agent), **extra}
+    log = request.session.get("builder_log", {}).get(agent.public_id, [])
+    fresh = bool(log and log[-1].get("fresh"))  # just answered: show the panel open, once
+    if fresh:
+        log[-1]["fresh"] = False
+        request.session.modified = True
+    builder = {"builder_log": log, "builder_open": fresh or bool(request.GET.get("builder"))}
+    return {"agent": agent, "tab": tab, **agent_state(agent), **builder, **extra}
 
 
 @login_required
@@ -112,6 +121,34 @@ def _safe_next(next_url: str, agent) -> str:
     """Only ever go back to one of this agent's own Build-screen pages."""
     prefix = f"/agents/{agent.public_id}/"
     return next_url if next_url.startswith(prefix) and "//" not in next_url else prefix
+
+
+BUILDER_LOG_SIZE = 20
+
+
+@login_required
+@require_POST
+def builder(request, public_id):
+    """The Builder side panel: one message in, the reply and what changed out. The exchange is
+    kept in the session (the team member's own words, never an end user's) so the panel shows
+    it on every tab. A change refreshes the page so the form and the draft bar show it."""
+    agent = agent_for_user(request.user, public_id)
+    message = request.POST.get("message", "")
+    entry = {"you": message[:2000], "fresh": True}
+    try:
+        result = builder_message(agent=agent, message=message, user=request.user)
+        entry.update(reply=result["reply"], changes=result["changes"])
+    except AppError as exc:
+        entry.update(reply=exc.message, changes=[], error=True)
+    logs = request.session.get("builder_log", {})
+    log = [{**item, "fresh": False} for item in logs.get(public_id, [])] + [entry]
+    logs[public_id] = log[-BUILDER_LOG_SIZE:]
+    request.session["builder_log"] = logs
+    if request.htmx:
+        if entry.get("changes"):
+            return HttpResponseClientRefresh()
+        return render(request, "agents/_builder_log.html", {"agent": agent, "builder_log": logs[public_id]})
+    return redirect(_safe_next(request.POST.get("next", ""), agent))
 
 
 @login_required

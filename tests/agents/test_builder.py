@@ -1,0 +1,191 @@
+"""The Builder (PRODUCT "The Builder"; R1-R3): plain words become a draft through the same
+validation as everywhere, the reply says what changed, and nothing is published."""
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from agents import services
+from agents.builder import builder_message, edit_instructions
+from agents.engines import EngineError
+from agents.models import AgentDraft, Plan
+from agents.offline_rules import builder_changes
+
+from ..conftest import make_team
+from ..fake_openai import chat_json
+
+
+def test_the_issue_sentence_changes_the_draft_and_waits_for_publish(agent, user):
+    services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
+    result = builder_message(agent=agent, message="turn on memory, keep which office they work from, and ask first", user=user)
+    draft = AgentDraft.objects.get(agent=agent)
+    ms = draft.config["memorySettings"]
+    assert ms["on"] is True and ms["askFirst"] is True
+    assert ms["instructions"] == "Keep which office they work from."
+    assert result["draft"] == draft.config
+    assert "memory on" in result["changes"] and "ask first on" in result["changes"]
+    assert "memory instructions: added \u201cKeep which office they work from.\u201d" in result["changes"]
+    assert result["reply"].startswith("Done, in the draft:") and "waits for Publish" in result["reply"]
+    assert draft.updated_by == user
+    # Nothing published: the live version still has memory off.
+    assert services.agent_published_version(agent).config["memorySettings"]["on"] is False
+    assert agent.versions.count() == 2
+
+
+@pytest.mark.parametrize(
+    "message, expected",
+    [
+        ("turn memory off", {"on": False}),
+        ("switch memory on", {"on": True}),
+        ("quiet for 60 minutes", {"quietMinutes": 60}),
+        ("Set quiet minutes to 5", {"quietMinutes": 5}),
+        ("update the memory after 30 minutes of quiet", {"quietMinutes": 30}),
+        ("wait 1 hour before updating", {"quietMinutes": 60}),
+        ("keep memories for 30 days", {"keepForDays": 30}),
+        ("keep it for 3 months", {"keepForDays": 90}),
+        ("delete after 1 year", {"keepForDays": 365}),
+        ("ask for consent before remembering", {"askFirst": True}),
+        ("don't ask first", {"askFirst": False}),
+        ("show the switch", {"showSwitch": True}),
+        ("hide the switch", {"showSwitch": False}),
+        ("let end users turn memory off for a chat", {"showSwitch": True}),
+        ("our privacy policy is https://example.com/privacy.", {"privacyUrl": "https://example.com/privacy"}),
+        ("remove the privacy link", {"privacyUrl": ""}),
+    ],
+)
+def test_the_offline_rules_understand_the_common_phrasings(message, expected):
+    found = {k: v for k, v in builder_changes({"message": message})["set"].items() if v is not None}
+    assert found == expected
+
+
+def test_the_offline_rules_read_keep_and_leave_out_and_say_what_they_did_not_understand():
+    out = builder_changes({"message": "Keep their preferred language and role, leave out office locations, and make it sing"})
+    assert out["keep"] == ["their preferred language and role"]
+    assert out["leave_out"] == ["office locations"]
+    assert out["not_understood"] == ["make it sing"]
+
+
+def test_leaving_out_a_thing_replaces_the_sentence_that_kept_it():
+    text, added, removed = edit_instructions("Keep which office they work from. Reply in English.", keep=[], leave_out=["office locations"])
+    assert text == "Reply in English. Leave out office locations."
+    assert added == ["Leave out office locations."] and removed == ["Keep which office they work from."]
+    again, added, _ = edit_instructions(text, keep=[], leave_out=["office locations"])
+    assert again == text and added == []
+
+
+def test_a_value_the_validation_refuses_changes_nothing_and_the_reply_says_why(agent, user):
+    result = builder_message(agent=agent, message="quiet minutes 7", user=user)
+    assert result["changes"] == []
+    assert "quietMinutes must be one of 5, 15, 30 or 60." in result["reply"] and "Nothing changed." in result["reply"]
+    assert result["draft"] is None
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_a_refused_change_keeps_an_earlier_draft_as_it_was(agent, user):
+    builder_message(agent=agent, message="quiet for 5 minutes", user=user)
+    before = AgentDraft.objects.get(agent=agent).config
+    result = builder_message(agent=agent, message="keep memories for 0 days", user=user)
+    assert "keepForDays must be between 1 and 3650 days." in result["reply"]
+    assert AgentDraft.objects.get(agent=agent).config == before == result["draft"]
+
+
+def test_the_plan_gate_is_a_clear_refusal(db):
+    team, owner = make_team("smallco", plan=Plan.FREE)
+    agent = services.agent_create(team=team, name="Helper")
+    result = builder_message(agent=agent, message="turn on memory", user=owner)
+    assert "Memory comes with the Team plan and up." in result["reply"]
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_words_that_are_not_a_setting_change_nothing_and_get_help(agent, user):
+    result = builder_message(agent=agent, message="make it sing", user=user)
+    assert result["changes"] == [] and result["draft"] is None
+    assert "I did not understand \u201cmake it sing\u201d" in result["reply"] and "quiet minutes" in result["reply"]
+
+
+def test_asking_for_what_is_already_set_says_so(agent, user):
+    result = builder_message(agent=agent, message="turn on memory", user=user)
+    assert result["changes"] == [] and "already" in result["reply"]
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_an_empty_or_too_long_message_is_an_error(agent):
+    from agents.errors import AppError
+
+    with pytest.raises(AppError) as empty:
+        builder_message(agent=agent, message="   ")
+    assert empty.value.code == "invalid_message"
+    with pytest.raises(AppError) as long:
+        builder_message(agent=agent, message="x" * 2001)
+    assert long.value.code == "message_too_long"
+
+
+def test_the_model_engine_reads_the_words_and_the_code_validates(agent, user, openai_engine):
+    openai_engine.script.append(chat_json({
+        "set": {"on": None, "keepForDays": 45, "quietMinutes": 5, "showSwitch": None, "askFirst": True, "privacyUrl": None},
+        "keep": ["their preferred language"], "leave_out": [], "not_understood": [],
+    }))
+    result = builder_message(agent=agent, message="Remember their language, ask first, 5 quiet minutes, 45 days", user=user)
+    sent = openai_engine.requests[0]["json"]
+    assert sent["response_format"]["json_schema"]["name"] == "builder_changes"
+    assert json.loads(sent["messages"][1]["content"])["message"].startswith("Remember their language")
+    ms = AgentDraft.objects.get(agent=agent).config["memorySettings"]
+    assert (ms["keepForDays"], ms["quietMinutes"], ms["askFirst"]) == (45, 5, True)
+    assert ms["instructions"] == "Keep their preferred language."
+    assert "quiet minutes 15 -> 5" in result["changes"]
+
+
+def test_a_model_answer_in_the_wrong_shape_changes_nothing(agent, user, openai_engine):
+    openai_engine.script.append(chat_json({"set": "everything", "keep": [], "leave_out": [], "not_understood": []}))
+    with pytest.raises(EngineError):
+        builder_message(agent=agent, message="turn memory off", user=user)
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_a_model_value_of_the_wrong_type_is_refused_by_the_validation(agent, user, openai_engine):
+    openai_engine.script.append(chat_json({
+        "set": {"on": None, "keepForDays": None, "quietMinutes": "15", "showSwitch": None, "askFirst": None, "privacyUrl": None},
+        "keep": [], "leave_out": [], "not_understood": [],
+    }))
+    result = builder_message(agent=agent, message="quiet 15", user=user)
+    assert "must be a whole number" in result["reply"] and result["changes"] == []
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+# --- The side panel on the Build screen --------------------------------------------------
+
+
+def test_the_side_panel_sends_a_message_and_shows_the_reply(member_client, agent):
+    url = reverse("agents:builder", args=[agent.public_id])
+    memory_tab = reverse("memory:tab", args=[agent.public_id])
+    response = member_client.post(url, {"message": "quiet for 5 minutes", "next": memory_tab})
+    assert response.status_code == 302 and response["Location"] == memory_tab
+    page = member_client.get(memory_tab).content.decode()
+    assert 'data-testid="builder-log"' in page
+    assert "quiet for 5 minutes" in page and "quiet minutes 15 -&gt; 5" in page
+    assert AgentDraft.objects.get(agent=agent).config["memorySettings"]["quietMinutes"] == 5
+
+
+def test_the_side_panel_with_htmx_refreshes_the_page_after_a_change(member_client, agent):
+    url = reverse("agents:builder", args=[agent.public_id])
+    changed = member_client.post(url, {"message": "ask first"}, HTTP_HX_REQUEST="true")
+    assert changed.headers.get("HX-Refresh") == "true"
+    unchanged = member_client.post(url, {"message": "make it sing"}, HTTP_HX_REQUEST="true")
+    assert "HX-Refresh" not in unchanged.headers
+    assert "I did not understand" in unchanged.content.decode()
+
+
+def test_the_side_panel_shows_an_empty_message_error_and_changes_nothing(member_client, agent):
+    url = reverse("agents:builder", args=[agent.public_id])
+    response = member_client.post(url, {"message": ""}, HTTP_HX_REQUEST="true")
+    assert "Tell the Builder what to change." in response.content.decode()
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_another_teams_member_cannot_use_the_builder(agent, other_team):
+    client = Client()
+    client.force_login(other_team[1])
+    response = client.post(reverse("agents:builder", args=[agent.public_id]), {"message": "turn memory off"})
+    assert response.status_code == 404
+    assert not AgentDraft.objects.filter(agent=agent).exists()
