@@ -247,7 +247,7 @@ class ConversationStartApi(TeamApi):
         "once, here: not with `memory: false`, memory off, a plan without memory, a project, an end user "
         "who asked to stop, or ask-first without a yes.",
         request=StartIn,
-        responses={201: ConversationOut, **errors("invalid_end_user_id", "invalid_project", "agent_not_found", body=True)},
+        responses={201: ConversationOut, **errors("agent_not_found", body=True)},
     )
     def post(self, request, agent_id):
         agent = self.agent(agent_id)

@@ -1,0 +1,324 @@
+"""The REST API for memories, over real HTTP: get, set, delete, stop, consent, erase and the list."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from agents import services as agent_services
+from agents.models import ActionRun, Conversation, EndUser, Message
+from consent.models import Consent
+from memory import services
+from memory.api import memory_page, memory_reads
+from memory.models import Memory, MemoryRun
+from memory.writer import run_quiet_window
+
+from ..api_helpers import api_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CARD = "My card is 4111 1111 1111 1111."
+
+
+@pytest.fixture
+def api(live_server, team):
+    return api_for(live_server, team)
+
+
+@pytest.fixture
+def base(agent):
+    return f"/agents/{agent.public_id}/end-users"
+
+
+def chat(agent, external_id, texts, *, at=None, memory=True):
+    at = at or timezone.now() - timedelta(hours=2)
+    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
+    for i, text in enumerate(texts):
+        agent_services.message_record(conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1))
+    return conversation
+
+
+# --- get and set --------------------------------------------------------------------------
+
+
+def test_get_answers_memory_not_found_when_there_is_none(api, base, agent):
+    answer = api.get(f"{base}/u_nobody/memory")
+    assert (answer.status, answer.code) == (404, "memory_not_found")
+    agent_services.end_user_get_or_create(agent=agent, external_id="u_known")
+    assert api.get(f"{base}/u_known/memory").code == "memory_not_found"
+
+
+def test_set_then_get_returns_the_text_with_every_r21_field(api, base, agent):
+    answer = api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone.\nWorks from the Pune office."})
+    assert answer.status == 200
+    got = api.get(f"{base}/u_ananya/memory")
+    assert got.status == 200
+    body = got.body
+    assert set(body) == {
+        "endUserId", "text", "stopped", "updatedAt", "readUpTo", "lastRun", "stoppedAt", "agreedAt", "lastChatAt", "conversations"
+    }
+    assert body["endUserId"] == "u_ananya" and body["stopped"] is False
+    assert body["text"] == "Prefers email over phone.\nWorks from the Pune office."
+    assert body["updatedAt"] and body["conversations"] == 0 and body["lastChatAt"] is None
+    run = MemoryRun.objects.get()
+    assert (run.kind, run.added) == ("api_set", 2)
+
+
+def test_set_replaces_the_whole_memory(api, base):
+    api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone.\nWorks from the Pune office."})
+    api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone."})
+    assert api.get(f"{base}/u_ananya/memory").body["text"] == "Prefers email over phone."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        CARD,
+        "Password: hunter2-Blue!",
+        "Their Aadhaar is 2345 6789 0124.",
+        "API key sk-proj-4f9XbQ2mT7vK1pL8sR3nW6yZ0aC5dE",
+        "\n".join(f"Line {i}." for i in range(31)),
+        "x" * 301,
+    ],
+)
+def test_set_refuses_secrets_and_over_30_lines_and_changes_nothing(api, base, agent, text):
+    api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone."})
+    before = Memory.objects.get()
+    runs = MemoryRun.objects.count()
+    answer = api.put(f"{base}/u_ananya/memory", {"text": text})
+    assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "memory_refused", "text")
+    assert "4111" not in answer.body["error"]["message"] and "hunter2" not in answer.body["error"]["message"]
+    after = Memory.objects.get()
+    assert (after.text, after.updated_at) == (before.text, before.updated_at) and MemoryRun.objects.count() == runs
+
+
+def test_a_refused_set_for_a_new_end_user_leaves_no_end_user(api, base):
+    answer = api.put(f"{base}/u_new/memory", {"text": CARD})
+    assert answer.code == "memory_refused"
+    assert not EndUser.objects.filter(external_id="u_new").exists() and not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [({}, "text"), ({"text": 5}, "text"), ({"text": None}, "text"), ({"text": "a", "lines": 2}, "lines"), ({"text": "a\x00b"}, "text")],
+)
+def test_set_refuses_bad_bodies(api, base, body, field):
+    answer = api.put(f"{base}/u_ananya/memory", body)
+    assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "invalid_request", field)
+    assert not EndUser.objects.exists()
+
+
+def test_set_refuses_an_end_user_id_that_is_too_long(api, base):
+    answer = api.put(f"{base}/{'u' * 201}/memory", {"text": "Likes tea."})
+    assert (answer.status, answer.code) == (400, "invalid_end_user_id")
+    assert not EndUser.objects.exists()
+
+
+def test_an_end_user_id_may_hold_a_slash_and_spaces(api, base):
+    assert api.put(f"{base}/org%2F42%20ananya/memory", {"text": "Likes tea."}).status == 200
+    assert EndUser.objects.get().external_id == "org/42 ananya"
+    assert api.get(f"{base}/org%2F42%20ananya/memory").body["endUserId"] == "org/42 ananya"
+
+
+# --- delete, stop, consent, erase ---------------------------------------------------------
+
+
+def test_delete_is_gone_and_old_chats_cannot_bring_it_back(api, base, agent):
+    conversation = chat(agent, "u_ananya", ["I work from the Pune office.", "Please email me, I prefer email over phone."])
+    end_user = conversation.end_user
+    api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone."})
+    answer = api.delete(f"{base}/u_ananya/memory")
+    assert answer.status == 204
+    assert api.get(f"{base}/u_ananya/memory").code == "memory_not_found"
+    # The quiet window of the old chat ends after the delete: it must not write the lines again.
+    run_quiet_window(end_user_id=end_user.pk, now=timezone.now() + timedelta(hours=1))
+    assert Memory.objects.get(end_user=end_user).text == ""
+    assert api.get(f"{base}/u_ananya/memory").code == "memory_not_found"
+    assert api.delete(f"{base}/u_ananya/memory").status == 204  # again: still nothing
+    assert api.delete(f"{base}/u_never_seen/memory").status == 204
+    assert not EndUser.objects.filter(external_id="u_never_seen").exists()
+
+
+def test_stop_empties_keeps_nothing_more_and_stop_false_resumes(api, base, agent):
+    api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone."})
+    stopped = api.post(f"{base}/u_ananya/memory/stop", {})
+    assert stopped.status == 200
+    assert (stopped.body["stopped"], stopped.body["text"]) == (True, "") and stopped.body["stoppedAt"]
+    assert api.get(f"{base}/u_ananya/memory").body["stopped"] is True
+    start = api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"})
+    assert (start.body["usesMemory"], start.body["memoryOffReason"]) == (False, "stopped")
+    refused = api.put(f"{base}/u_ananya/memory", {"text": "Likes tea."})
+    assert (refused.status, refused.code) == (409, "memory_stopped")
+    resumed = api.post(f"{base}/u_ananya/memory/stop", {"stop": False})
+    assert (resumed.status, resumed.body["stopped"], resumed.body["stoppedAt"]) == (200, False, None)
+    assert api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["usesMemory"] is True
+    assert api.put(f"{base}/u_ananya/memory", {"text": "Likes tea."}).status == 200
+
+
+def test_stop_with_an_explicit_true_and_bad_bodies(api, base):
+    assert api.post(f"{base}/u_ananya/memory/stop", {"stop": True}).body["stopped"] is True
+    for body, field in (({"stop": "false"}, "stop"), ({"stop": 0}, "stop"), ({"forever": True}, "forever")):
+        answer = api.post(f"{base}/u_ananya/memory/stop", body)
+        assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "invalid_request", field)
+    assert Memory.objects.get().stopped_at is not None
+
+
+def test_consent_sets_and_clears_agreed_at_and_opens_memory_with_ask_first(api, base, agent):
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"askFirst": True}})
+    first = api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"})
+    assert (first.body["usesMemory"], first.body["memoryOffReason"]) == (False, "consent")
+    yes = api.post(f"{base}/u_ananya/consent", {"agreed": True})
+    assert (yes.status, yes.body["agreed"], yes.body["endUserId"]) == (200, True, "u_ananya") and yes.body["agreedAt"]
+    assert api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["usesMemory"] is True
+    api.put(f"{base}/u_ananya/memory", {"text": "Likes tea."})
+    assert api.get(f"{base}/u_ananya/memory").body["agreedAt"] == yes.body["agreedAt"]
+    again = api.post(f"{base}/u_ananya/consent", {"agreed": True})
+    assert again.body["agreedAt"] == yes.body["agreedAt"]  # the first yes's date is kept
+    no = api.post(f"{base}/u_ananya/consent", {"agreed": False})
+    assert (no.body["agreed"], no.body["agreedAt"]) == (False, None)
+    assert api.get(f"{base}/u_ananya/memory").body["agreedAt"] is None
+    assert api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["memoryOffReason"] == "consent"
+    bad = api.post(f"{base}/u_ananya/consent", {})
+    assert (bad.status, bad.code, bad.body["error"]["field"]) == (400, "invalid_request", "agreed")
+    assert Consent.objects.get().source == "api"
+
+
+def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, base, agent, team):
+    conversation = chat(agent, "u_ananya", ["I work from the Pune office."])
+    agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
+    api.put(f"{base}/u_ananya/memory", {"text": "Works from the Pune office."})
+    api.post(f"{base}/u_ananya/consent", {"agreed": True})
+    other_agent = agent_services.agent_create(team=team, name="Sales", config={"memorySettings": {"on": True}})
+    services.memory_set(end_user=agent_services.end_user_get_or_create(agent=other_agent, external_id="u_ananya"), text="Likes tea.")
+    chat(agent, "u_other", ["Hello"])
+    answer = api.delete(f"{base}/u_ananya")
+    assert answer.status == 204
+    assert not EndUser.objects.filter(agent=agent, external_id="u_ananya").exists()
+    assert not Conversation.objects.filter(end_user__external_id="u_ananya", agent=agent).exists()
+    assert not Message.objects.filter(conversation=conversation.pk).exists()
+    assert not ActionRun.objects.exists() and not Consent.objects.exists()
+    assert not Memory.objects.filter(agent=agent).exists()
+    assert not MemoryRun.objects.filter(memory__agent=agent).exists()
+    assert api.get(f"{base}/u_ananya/memory").code == "memory_not_found"
+    # Only that end user, only on that agent.
+    assert Memory.objects.get(agent=other_agent).text == "Likes tea."
+    assert EndUser.objects.filter(agent=agent, external_id="u_other").exists()
+    assert api.delete(f"{base}/u_ananya").status == 204
+
+
+# --- R21 fields after chats and a run --------------------------------------------------------
+
+
+def test_the_read_counts_conversations_with_a_message_and_shows_the_last_run(api, base, agent):
+    chat(agent, "u_ananya", ["I work from the Pune office."])
+    chat(agent, "u_ananya", ["Please email me, I prefer email over phone."], memory=False)
+    agent_services.conversation_start(agent=agent, external_id="u_ananya")  # no message: not counted
+    end_user = EndUser.objects.get(external_id="u_ananya")
+    run_quiet_window(end_user_id=end_user.pk, now=timezone.now())
+    body = api.get(f"{base}/u_ananya/memory").body
+    assert body["conversations"] == 2
+    assert "Pune" in body["text"]
+    assert set(body["lastRun"]) == {"at", "added", "replaced", "removed"} and body["lastRun"]["added"] >= 1
+    assert body["readUpTo"] and body["lastChatAt"]
+    end_user.refresh_from_db()
+    assert body["lastChatAt"].replace("Z", "+00:00") == end_user.last_chat_at.isoformat()
+
+
+# --- The list ------------------------------------------------------------------------------
+
+
+def _memories(agent, count, *, start=None, step=timedelta(minutes=1)):
+    start = start or timezone.now() - timedelta(days=1)
+    for i in range(count):
+        end_user = agent_services.end_user_get_or_create(agent=agent, external_id=f"u_{i:03d}")
+        services.memory_set(end_user=end_user, text=f"Fact number {i}.", now=start + step * i)
+
+
+def test_memories_lists_newest_change_first_and_pages_with_before(api, agent):
+    _memories(agent, 7)
+    path = f"/agents/{agent.public_id}/memories"
+    first = api.get(f"{path}?limit=3")
+    assert first.status == 200
+    assert [m["endUserId"] for m in first.body["memories"]] == ["u_006", "u_005", "u_004"]
+    assert first.body["next"]["before"] == first.body["memories"][-1]["updatedAt"]
+    before = first.body["memories"][-1]["updatedAt"].replace("+", "%2B")
+    second = api.get(f"{path}?limit=3&before={before}")
+    assert [m["endUserId"] for m in second.body["memories"]] == ["u_003", "u_002", "u_001"]
+    third = api.get(f"{path}?limit=3&cursor={second.body['next']['cursor']}")
+    assert [m["endUserId"] for m in third.body["memories"]] == ["u_000"] and third.body["next"] is None
+    assert len(api.get(path).body["memories"]) == 7  # the default limit is 50
+
+
+def test_memories_lists_only_present_memories(api, agent, base):
+    _memories(agent, 3)
+    api.delete(f"{base}/u_001/memory")
+    api.post(f"{base}/u_002/memory/stop", {})
+    agent_services.end_user_get_or_create(agent=agent, external_id="u_only_chatted")
+    listed = api.get(f"/agents/{agent.public_id}/memories").body["memories"]
+    assert [(m["endUserId"], m["stopped"]) for m in listed] == [("u_002", True), ("u_000", False)]
+
+
+def test_cursor_paging_is_exact_when_changes_share_a_time(api, agent):
+    _memories(agent, 9)
+    same = timezone.now() - timedelta(hours=1)
+    Memory.objects.filter(agent=agent).update(updated_at=same)  # nine memories, one updatedAt
+    seen, cursor = [], None
+    for _ in range(5):
+        page = api.get(f"/agents/{agent.public_id}/memories?limit=2" + (f"&cursor={cursor}" if cursor else "")).body
+        seen += [m["endUserId"] for m in page["memories"]]
+        if page["next"] is None:
+            break
+        cursor = page["next"]["cursor"]
+    assert sorted(seen) == [f"u_{i:03d}" for i in range(9)] and len(seen) == 9
+
+
+def test_paging_is_stable_while_rows_change(api, agent, base):
+    _memories(agent, 6)
+    path = f"/agents/{agent.public_id}/memories?limit=2"
+    first = api.get(path).body
+    assert [m["endUserId"] for m in first["memories"]] == ["u_005", "u_004"]
+    # While the client pages: one memory on a later page changes, one on the seen page changes, one new.
+    api.put(f"{base}/u_001/memory", {"text": "Changed."})
+    api.put(f"{base}/u_005/memory", {"text": "Changed too."})
+    api.put(f"{base}/u_new/memory", {"text": "New."})
+    rest, cursor = [], first["next"]["cursor"]
+    while cursor:
+        page = api.get(f"{path}&cursor={cursor}").body
+        rest += [m["endUserId"] for m in page["memories"]]
+        cursor = page["next"]["cursor"] if page["next"] else None
+    # No row is seen twice and no unchanged row is skipped; changed ones moved to the front.
+    assert rest == ["u_003", "u_002", "u_000"]
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("limit=0", "limit"),
+        ("limit=201", "limit"),
+        ("limit=ten", "limit"),
+        ("before=yesterday", "before"),
+        ("cursor=%%%", "cursor"),
+        ("cursor=bm90LWEtY3Vyc29y", "cursor"),
+        ("before=2026-01-01T00:00:00Z&cursor=abc", "cursor"),
+        ("offset=100", "offset"),
+    ],
+)
+def test_memories_refuses_bad_queries(api, agent, query, field):
+    answer = api.get(f"/agents/{agent.public_id}/memories?{query}")
+    assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "invalid_request", field)
+
+
+def test_limit_200_is_allowed(api, agent):
+    _memories(agent, 3)
+    assert len(api.get(f"/agents/{agent.public_id}/memories?limit=200").body["memories"]) == 3
+
+
+def test_a_page_reads_in_a_fixed_number_of_queries(agent, django_assert_max_num_queries):
+    for count in (2, 40):
+        EndUser.objects.filter(agent=agent).delete()
+        _memories(agent, count)
+        for memory in Memory.objects.filter(agent=agent)[:count]:
+            chat(agent, memory.end_user.external_id, ["Hello"])
+        with django_assert_max_num_queries(3):
+            page, _ = memory_page(agent, limit=50, before=None, after_key=None)
+            reads = memory_reads(page)
+        assert len(reads) == count and all(r["conversations"] == 1 for r in reads)
