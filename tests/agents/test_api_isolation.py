@@ -1,0 +1,106 @@
+"""Tenant isolation over every API endpoint: team B's key against team A's agent, end user and
+conversation answers 404 exactly as a missing one does, and changes nothing."""
+import json
+from urllib.request import urlopen
+
+import pytest
+
+from agents import services as agent_services
+from agents.models import ActionRun, Agent, AgentDraft, AgentVersion, Conversation, EndUser, Message, UsageDay
+from consent.models import Consent
+from consent.services import consent_set
+from memory.models import Memory, MemoryRun
+from memory.services import memory_set
+
+from ..api_helpers import api_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MISSING_AGENT = "agt_000000000000"
+MISSING_CONVERSATION = "conv_0000000000000000"
+
+# (method, route as in the schema, body). {agent}, {end_user} and {conversation} are filled in.
+MATRIX = [
+    ("GET", "/agents/{agent_id}", None),
+    ("PATCH", "/agents/{agent_id}", {"memorySettings": {"on": False}}),
+    ("DELETE", "/agents/{agent_id}", None),
+    ("GET", "/agents/{agent_id}/versions", None),
+    ("GET", "/agents/{agent_id}/memories", None),
+    ("POST", "/agents/{agent_id}/conversations", {"endUserId": "u_ananya"}),
+    ("POST", "/agents/{agent_id}/builder", {"message": "turn off memory"}),
+    ("GET", "/agents/{agent_id}/end-users/{end_user_id}/memory", None),
+    ("PUT", "/agents/{agent_id}/end-users/{end_user_id}/memory", {"text": "Hijacked."}),
+    ("DELETE", "/agents/{agent_id}/end-users/{end_user_id}/memory", None),
+    ("POST", "/agents/{agent_id}/end-users/{end_user_id}/memory/stop", {"stop": True}),
+    ("POST", "/agents/{agent_id}/end-users/{end_user_id}/consent", {"agreed": False}),
+    ("DELETE", "/agents/{agent_id}/end-users/{end_user_id}", None),
+    ("POST", "/conversations/{conversation_id}/messages", {"text": "Hi, what do you remember about me?"}),
+    ("POST", "/conversations/{conversation_id}/events", {"type": "action", "name": "renew_plan", "status": "succeeded"}),
+]
+
+MODELS = [Agent, AgentVersion, AgentDraft, EndUser, Conversation, Message, ActionRun, Memory, MemoryRun, Consent, UsageDay]
+
+
+def snapshot():
+    """Every row the API could touch (API keys aside: their last use is recorded by design)."""
+    return {model.__name__: list(model.objects.order_by("pk").values()) for model in MODELS}
+
+
+@pytest.fixture
+def team_a_world(agent):
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_ananya")
+    agent_services.message_record(conversation=conversation, kind="user", text="I work from the Pune office.")
+    agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
+    memory_set(end_user=conversation.end_user, text="Works from the Pune office.")
+    consent_set(end_user=conversation.end_user, agreed=True, source="api")
+    return {"agent": agent, "conversation": conversation}
+
+
+@pytest.fixture
+def team_b_api(live_server, other_team):
+    team, _ = other_team
+    agent_services.agent_create(team=team, name="Globex bot", config={"memorySettings": {"on": True}})
+    return api_for(live_server, team)
+
+
+def fill(route, *, agent_id, conversation_id, end_user_id="u_ananya"):
+    return route.format(agent_id=agent_id, conversation_id=conversation_id, end_user_id=end_user_id)
+
+
+def test_the_matrix_covers_every_operation_in_the_schema(live_server, team_b_api):
+    with urlopen(live_server.url + "/api/schema/?format=json") as response:
+        schema = json.loads(response.read())
+    operations = {
+        (method.upper(), path.removeprefix("/api/v1"))
+        for path, item in schema["paths"].items()
+        for method in item
+        if method in {"get", "put", "post", "patch", "delete"}
+    }
+    assert operations == {(method, route) for method, route, _ in MATRIX}
+
+
+@pytest.mark.parametrize("method, route, body", MATRIX, ids=[f"{m} {r}" for m, r, _ in MATRIX])
+def test_another_teams_resource_is_not_found_and_nothing_changes(team_a_world, team_b_api, method, route, body):
+    agent, conversation = team_a_world["agent"], team_a_world["conversation"]
+    before = snapshot()
+    theirs = team_b_api.call(method, fill(route, agent_id=agent.public_id, conversation_id=conversation.public_id), body)
+    missing = team_b_api.call(method, fill(route, agent_id=MISSING_AGENT, conversation_id=MISSING_CONVERSATION), body)
+    assert theirs.status == 404, theirs.body
+    assert theirs.code in {"agent_not_found", "conversation_not_found"}
+    assert theirs.body == missing.body and theirs.status == missing.status
+    assert snapshot() == before
+
+
+def test_team_b_own_agent_with_team_a_end_user_id_never_reaches_team_a(team_a_world, team_b_api):
+    b_agent = Agent.objects.get(name="Globex bot")
+    base = f"/agents/{b_agent.public_id}/end-users/u_ananya"
+    assert team_b_api.get(f"{base}/memory").code == "memory_not_found"
+    before = snapshot()
+    assert team_b_api.delete(base).status == 204
+    assert team_b_api.delete(f"{base}/memory").status == 204
+    assert snapshot() == before
+    assert team_b_api.get(f"/agents/{b_agent.public_id}/memories").body["memories"] == []
+    # Writing on its own agent makes team B's own end user; team A's memory is untouched.
+    assert team_b_api.put(f"{base}/memory", {"text": "Likes tea."}).status == 200
+    assert Memory.objects.get(agent=team_a_world["agent"]).text == "Works from the Pune office."
+    assert EndUser.objects.filter(external_id="u_ananya").count() == 2
