@@ -14,3 +14,9 @@ def run_quiet_window(end_user_id: int) -> int | None:
 
 def retention_sweep() -> dict:
     return services.memory_retention_sweep()
+
+
+def apply_job_step(job_id: int) -> str:
+    from .apply import apply_job_step as step
+
+    return step(job_id)

@@ -4,6 +4,24 @@ from . import views
 
 app_name = "memory"
 
+P = "agents/<str:public_id>/memory/"
+ONE = P + "people/<int:end_user_id>/"
+
 urlpatterns = [
-    path("agents/<str:public_id>/memory/", views.memory_tab, name="tab"),
+    path(P, views.memory_tab, name="tab"),
+    path(P + "check/", views.instruction_check, name="check"),
+    path(P + "note/", views.note_preview, name="note"),
+    path(P + "try/", views.try_page, name="try"),
+    path(P + "apply/", views.apply_start, name="apply"),
+    path(P + "apply/<int:job_id>/", views.apply_status, name="apply_status"),
+    path(P + "apply/<int:job_id>/cancel/", views.apply_cancel, name="apply_cancel"),
+    path(P + "apply/<int:job_id>/resume/", views.apply_resume, name="apply_resume"),
+    path(ONE, views.memory_detail, name="detail"),
+    path(ONE + "lines/<int:index>/", views.line_edit, name="line_edit"),
+    path(ONE + "lines/<int:index>/delete/", views.line_delete, name="line_delete"),
+    path(ONE + "replace/", views.memory_replace, name="replace"),
+    path(ONE + "stop/", views.memory_stop, name="stop"),
+    path(ONE + "delete/", views.memory_delete, name="delete"),
+    path(ONE + "erase/", views.end_user_erase, name="erase"),
+    path("agents/<str:public_id>/conversations/<str:conversation_id>/", views.conversation_transcript, name="transcript"),
 ]

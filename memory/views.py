@@ -1,15 +1,39 @@
-"""The Memory tab of the Build screen."""
+"""The Memory tab of the Build screen, one memory's page, Try, Apply, and a conversation's transcript.
+
+Views are thin: they check who asks (`agent_for_user`: another team's agent is a 404), call one
+service or selector, and render the page, or only the named partial for an htmx request. Every
+change to a memory goes through `memory.services`, so the guards in `policy` and the audit rows
+cannot be skipped.
+"""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from agents import services as agent_services
 from agents.config import QUIET_MINUTES_CHOICES
 from agents.errors import AppError
+from agents.models import EndUser
 from agents.selectors import agent_for_user
 from agents.views import build_context
 
+from . import apply as memory_apply
+from . import policy, services, trial
 from .instructions import DEFAULT_INSTRUCTIONS
+from .models import Memory
+from .note import render_note, note_lines
+from .tab_selectors import (
+    conversation_for_agent,
+    end_user_for_agent,
+    erase_summary,
+    instruction_checks,
+    memory_facts,
+    remembered_page,
+    runs_per_day,
+    transcript,
+)
 
 
 def _settings_from_form(post) -> dict:
@@ -33,9 +57,36 @@ def _settings_from_form(post) -> dict:
     }
 
 
+# --- The tab ---------------------------------------------------------------------------------
+
+
+def _note_context(agent, external_id: str) -> dict:
+    """The exact note a chat's agent would receive now for this end user (R17)."""
+    external_id = (external_id or "").strip()[:200]
+    end_user = EndUser.objects.filter(agent=agent, external_id=external_id).first() if external_id else None
+    memory = Memory.objects.filter(end_user=end_user).first() if end_user else None
+    return {
+        "note_for": external_id,
+        "note_end_user": end_user,
+        "note_memory": memory,
+        "note_text": render_note(note_lines(memory)),
+        "note_unknown": bool(external_id) and end_user is None,
+    }
+
+
+def _list_context(request, agent) -> dict:
+    try:
+        page = remembered_page(agent, query=request.GET.get("q", ""), after=request.GET.get("after", ""))
+        return {"page": page, "list_error": None}
+    except AppError as exc:
+        return {"page": remembered_page(agent), "list_error": exc.message}
+
+
 @login_required
 def memory_tab(request, public_id):
     agent = agent_for_user(request.user, public_id)
+    if request.htmx and request.headers.get("HX-Target") == "memories":
+        return render(request, "memory/_memories.html", {"agent": agent, **_list_context(request, agent)})
     error = None
     form_values = None
     if request.method == "POST":
@@ -57,5 +108,280 @@ def memory_tab(request, public_id):
         quiet_choices=QUIET_MINUTES_CHOICES,
         default_instructions=DEFAULT_INSTRUCTIONS,
     )
-    ctx["ms"] = ctx["config"]["memorySettings"]
+    ms = ctx["config"]["memorySettings"]
+    ctx["ms"] = ms
+    ctx["published_ms"] = ctx["published"].config["memorySettings"]
+    ctx["checks"] = instruction_checks(
+        form_values.get("instructions", "") if form_values else ms["instructions"],
+        ask_first=(form_values.get("askFirst") == "on") if form_values else ms["askFirst"],
+    )
+    ctx.update(_list_context(request, agent))
+    chosen = request.GET.get("note_for") or (ctx["page"].rows[0].end_user.external_id if ctx["page"].rows else "")
+    ctx.update(_note_context(agent, chosen))
+    ctx["chart"] = runs_per_day(agent)
+    job = memory_apply.apply_latest(agent)
+    ctx["job"] = job
+    ctx["job_stalled"] = bool(job and memory_apply.apply_is_stalled(job))
+    ctx["try_sizes"] = (5, 10, 20)
     return render(request, "memory/tab.html", ctx)
+
+
+@login_required
+@require_GET
+def instruction_check(request, public_id):
+    """The instruction checks for text being typed (htmx, live)."""
+    agent = agent_for_user(request.user, public_id)
+    text = request.GET.get("instructions", "")[:4000]
+    checks = instruction_checks(text, ask_first=request.GET.get("askFirst") == "on")
+    return render(request, "memory/_checks.html", {"agent": agent, "checks": checks})
+
+
+@login_required
+@require_GET
+def note_preview(request, public_id):
+    agent = agent_for_user(request.user, public_id)
+    ctx = {"agent": agent, **_note_context(agent, request.GET.get("note_for", ""))}
+    ctx["published_ms"] = agent_services.agent_published_version(agent).config["memorySettings"]
+    if request.htmx:
+        return render(request, "memory/_note.html", ctx)
+    return redirect(f"{reverse('memory:tab', args=[public_id])}?note_for={ctx['note_for']}#note")
+
+
+# --- Try on past conversations ----------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def try_page(request, public_id):
+    """Run the draft settings on the newest few end users and show before / after. Saves nothing."""
+    agent = agent_for_user(request.user, public_id)
+    ctx = build_context(request, agent, "memory")
+    result, error = None, None
+    try:
+        people = trial.parse_people(request.GET.get("n"))
+        result = trial.trial_run(agent=agent, config=ctx["config"], people=people)
+    except AppError as exc:
+        error = exc.message
+        people = trial.DEFAULT_PEOPLE
+    ctx.update(result=result, try_error=error, people=people, try_sizes=(5, 10, 20), ms=ctx["config"]["memorySettings"])
+    return render(request, "memory/try.html", ctx, status=400 if error else 200)
+
+
+# --- Apply to what is already kept -----------------------------------------------------------
+
+
+def _job_or_404(agent, job_id):
+    job = memory_apply.apply_for_agent(agent, job_id)
+    if job is None:
+        raise Http404("No such Apply.")
+    return job
+
+
+def _job_response(request, agent, job):
+    ctx = {"agent": agent, "job": job, "job_stalled": memory_apply.apply_is_stalled(job)}
+    if request.htmx:
+        return render(request, "memory/_apply.html", ctx)
+    return redirect(f"{reverse('memory:tab', args=[agent.public_id])}#apply")
+
+
+@login_required
+@require_POST
+def apply_start(request, public_id):
+    agent = agent_for_user(request.user, public_id)
+    try:
+        job = memory_apply.apply_start(agent=agent, user=request.user)
+    except AppError as exc:
+        messages.error(request, exc.message)
+        job = memory_apply.apply_latest(agent)
+        if request.htmx and job is not None:
+            ctx = {"agent": agent, "job": job, "job_stalled": memory_apply.apply_is_stalled(job), "apply_error": exc.message}
+            return render(request, "memory/_apply.html", ctx)
+        return redirect(f"{reverse('memory:tab', args=[public_id])}#apply")
+    return _job_response(request, agent, job)
+
+
+@login_required
+@require_GET
+def apply_status(request, public_id, job_id):
+    agent = agent_for_user(request.user, public_id)
+    job = _job_or_404(agent, job_id)
+    if request.htmx:
+        return _job_response(request, agent, job)
+    ctx = build_context(request, agent, "memory", job=job, job_stalled=memory_apply.apply_is_stalled(job))
+    return render(request, "memory/apply.html", ctx)
+
+
+@login_required
+@require_POST
+def apply_cancel(request, public_id, job_id):
+    agent = agent_for_user(request.user, public_id)
+    job = memory_apply.apply_cancel(job=_job_or_404(agent, job_id))
+    return _job_response(request, agent, job)
+
+
+@login_required
+@require_POST
+def apply_resume(request, public_id, job_id):
+    agent = agent_for_user(request.user, public_id)
+    job = _job_or_404(agent, job_id)
+    try:
+        job = memory_apply.apply_resume(job=job)
+    except AppError as exc:
+        messages.error(request, exc.message)
+    return _job_response(request, agent, job)
+
+
+# --- One memory ------------------------------------------------------------------------------
+
+
+def _end_user_or_404(agent, end_user_id):
+    end_user = end_user_for_agent(agent, end_user_id)
+    if end_user is None:
+        raise Http404("No such end user.")
+    return end_user
+
+
+def _memory_context(request, agent, end_user, **extra) -> dict:
+    facts = memory_facts(end_user)
+    return {"agent": agent, "end_user": end_user, **facts, **extra}
+
+
+def _after_change(request, agent, end_user, *, flash: str = "", error: policy.MemoryRefused | None = None, editing=None):
+    """An htmx edit gets the lines back (and the runs, out of band); a plain form post a redirect."""
+    if request.htmx:
+        ctx = _memory_context(request, agent, end_user, flash=flash, refused=error, editing=editing, oob=True)
+        ctx["refused_label"] = policy.reason_label(error.reason) if error else ""
+        return render(request, "memory/_lines.html", ctx)
+    if error:
+        messages.error(request, f"{error.message} ({policy.reason_label(error.reason)})")
+    elif flash:
+        messages.success(request, flash)
+    return redirect("memory:detail", public_id=agent.public_id, end_user_id=end_user.pk)
+
+
+@login_required
+@require_GET
+def memory_detail(request, public_id, end_user_id):
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    return _detail_page(request, agent, end_user)
+
+
+def _detail_page(request, agent, end_user, editing=None):
+    if request.htmx and request.GET.get("partial") == "lines":
+        return render(request, "memory/_lines.html", _memory_context(request, agent, end_user))
+    ctx = build_context(request, agent, "memory", editing=editing, **_memory_context(request, agent, end_user))
+    ctx["note_text"] = render_note(note_lines(ctx["memory"]))
+    return render(request, "memory/memory.html", ctx)
+
+
+def _line_guard(memory, index: int, was: str) -> None:
+    """Refuse an edit made on a line that changed since the page showed it."""
+    lines = memory.lines if memory else []
+    if not 1 <= index <= len(lines) or lines[index - 1] != was:
+        raise policy.MemoryRefused("changed", "This memory changed since you opened it. Here it is as it is now; try again.", index)
+
+
+@login_required
+def line_edit(request, public_id, end_user_id, index):
+    """GET: the inline form for one line. POST: correct it (the same guards as every path)."""
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    memory = Memory.objects.filter(end_user=end_user).first()
+    if request.method == "GET":
+        lines = memory.lines if memory else []
+        if not 1 <= index <= len(lines):
+            raise Http404("No such line.")
+        if not request.htmx:  # without JavaScript: the whole page, with this line's form open
+            return _detail_page(request, agent, end_user, editing={"index": index, "value": None})
+        return render(request, "memory/_line_form.html", {"agent": agent, "end_user": end_user, "index": index, "line": lines[index - 1], "value": None})
+    text = request.POST.get("text", "")
+    try:
+        _line_guard(memory, index, request.POST.get("was", ""))
+        services.memory_line_replace(memory=memory, index=index, text=text, actor=request.user)
+    except policy.MemoryRefused as exc:
+        keep_typing = exc.reason not in policy.SECRET_REASONS and exc.reason != "changed"
+        editing = {"index": index, "value": text if keep_typing else None} if exc.reason != "changed" else None
+        return _after_change(request, agent, end_user, error=exc, editing=editing)
+    return _after_change(request, agent, end_user, flash=f"Line {index} corrected.")
+
+
+@login_required
+@require_POST
+def line_delete(request, public_id, end_user_id, index):
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    memory = Memory.objects.filter(end_user=end_user).first()
+    try:
+        _line_guard(memory, index, request.POST.get("was", ""))
+        services.memory_line_delete(memory=memory, index=index, actor=request.user)
+    except policy.MemoryRefused as exc:
+        return _after_change(request, agent, end_user, error=exc)
+    return _after_change(request, agent, end_user, flash=f"Line {index} deleted.")
+
+
+@login_required
+@require_POST
+def memory_replace(request, public_id, end_user_id):
+    """Replace all: the whole text at once, refused whole (nothing changed) by the guards."""
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    try:
+        services.memory_set(end_user=end_user, text=request.POST.get("text", ""), actor=request.user)
+    except policy.MemoryRefused as exc:
+        return _after_change(request, agent, end_user, error=exc)
+    return _after_change(request, agent, end_user, flash="Memory replaced.")
+
+
+@login_required
+@require_POST
+def memory_stop(request, public_id, end_user_id):
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    stop = request.POST.get("stop") != "0"
+    services.memory_stop(end_user=end_user, stop=stop, actor=request.user)
+    messages.success(
+        request,
+        f"Stopped: {end_user.external_id}'s memory is empty and nothing more is kept." if stop
+        else f"Resumed: memory of {end_user.external_id} starts again from their next chat.",
+    )
+    return redirect("memory:detail", public_id=public_id, end_user_id=end_user.pk)
+
+
+@login_required
+@require_POST
+def memory_delete(request, public_id, end_user_id):
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    services.memory_delete(end_user=end_user, actor=request.user)
+    messages.success(request, f"Deleted {end_user.external_id}'s memory. Their older chats cannot bring it back.")
+    return redirect("memory:detail", public_id=public_id, end_user_id=end_user.pk)
+
+
+@login_required
+def end_user_erase(request, public_id, end_user_id):
+    """GET: a confirmation naming what goes. POST: erase the end user and everything about them."""
+    agent = agent_for_user(request.user, public_id)
+    end_user = _end_user_or_404(agent, end_user_id)
+    if request.method == "POST":
+        if request.POST.get("confirm") != end_user.external_id:
+            messages.error(request, "Type the end-user id exactly to confirm. Nothing was erased.")
+            return redirect("memory:erase", public_id=public_id, end_user_id=end_user.pk)
+        external_id = end_user.external_id
+        services.end_user_erase(end_user=end_user)
+        messages.success(request, f"Erased {external_id}: their memory, conversations, consent and runs on {agent.name} are gone.")
+        return redirect("memory:tab", public_id=public_id)
+    ctx = build_context(request, agent, "memory", end_user=end_user, summary=erase_summary(end_user))
+    return render(request, "memory/erase.html", ctx)
+
+
+@login_required
+@require_GET
+def conversation_transcript(request, public_id, conversation_id):
+    agent = agent_for_user(request.user, public_id)
+    conversation = conversation_for_agent(agent, conversation_id)
+    if conversation is None:
+        raise Http404("No such conversation.")
+    ctx = build_context(request, agent, "memory", conversation=conversation, items=transcript(conversation))
+    return render(request, "memory/transcript.html", ctx)
+

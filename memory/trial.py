@@ -1,0 +1,233 @@
+"""Try on past conversations (R18): what the draft settings would make of the newest few end
+users' memories. It saves nothing: no memory, no `read_up_to`, no run row, no usage, no task.
+
+For each person it starts from today's memory, reviews it against the draft instructions (what
+they would no longer keep), then runs the writer with the draft over their chats since their
+memory began, part by part as a quiet-window run would. "Since their memory began" means after
+the last time it was deleted, stopped or resumed: those moves set `read_up_to` to that moment,
+so the chain of quiet runs that led to today's `read_up_to` starts there. Older chats are never
+read, so a deleted memory cannot come back even in a preview. Only conversations that used
+memory are read (the writer's own selector), so a chat held with memory off never feeds it.
+
+The engine calls for different people run in parallel threads; those threads never touch the
+database (everything they need is read first).
+"""
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from agents.engines import EngineError, get_engine
+from agents.errors import AppError
+from agents.models import Agent, Conversation, EndUser, Message
+
+from .models import Memory, MemoryRun
+from .selectors import read_cutoff, writer_input
+
+DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
+MAX_PARTS = 5  # at most this many writer parts (of up to 200 messages each) per person
+MAX_CHAIN = 2000  # quiet runs walked back to find where a memory began
+
+
+@dataclass
+class TrialRow:
+    status: str  # "same", "replaced", "removed", "added"
+    old: str | None
+    new: str | None
+
+
+@dataclass
+class TrialPerson:
+    end_user: EndUser
+    before: list[str]
+    after: list[str] = field(default_factory=list)
+    rows: list[TrialRow] = field(default_factory=list)
+    added: int = 0
+    replaced: int = 0
+    removed: int = 0
+    messages_read: int = 0
+    actions_read: int = 0
+    began_at: datetime | None = None
+    more_unread: bool = False
+    error: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return self.after != self.before
+
+
+@dataclass
+class TrialResult:
+    people: list[TrialPerson]
+    asked_for: int
+    engine: str
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for p in self.people if p.changed and not p.error)
+
+
+def parse_people(raw) -> int:
+    """How many end users to try: default 5, at most 20; anything else is a clear error."""
+    if raw in (None, ""):
+        return DEFAULT_PEOPLE
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PEOPLE:
+        raise AppError("invalid_people", f"Try runs on 1 to {MAX_PEOPLE} end users.", field="n")
+    return value
+
+
+def memory_began_at(memory: Memory | None) -> datetime | None:
+    """Where the memory's current life began: None when it has read their chats from the start.
+
+    Walks the succeeded quiet runs back from `read_up_to`: each run read from the previous one's
+    end. Where no run ends at the point reached, the memory was reset there (deleted, stopped or
+    resumed) and that is where it began. A gap in the chain only makes this later, never earlier."""
+    if memory is None or memory.read_up_to is None:
+        return None
+    spans = dict(
+        MemoryRun.objects.filter(
+            memory=memory, kind=MemoryRun.Kind.QUIET, status=MemoryRun.Status.SUCCEEDED, read_to__isnull=False
+        )
+        .order_by("-read_to")
+        .values_list("read_to", "read_from")[:MAX_CHAIN]
+    )
+    point = memory.read_up_to
+    for _ in range(MAX_CHAIN):
+        if point not in spans:
+            return point
+        previous = spans[point]
+        if previous is None:
+            return None
+        point = previous
+    return point
+
+
+def trial_candidates(agent: Agent, limit: int) -> list[EndUser]:
+    """The newest end users (by their last chat) with a chat that used memory, not stopped."""
+    used_memory = Conversation.objects.filter(end_user=OuterRef("pk"), uses_memory=True)
+    stopped = Memory.objects.filter(end_user=OuterRef("pk"), stopped_at__isnull=False)
+    return list(
+        EndUser.objects.filter(agent=agent)
+        .filter(Exists(used_memory))
+        .exclude(Exists(stopped))
+        .order_by("-last_chat_at", "-id")[:limit]
+    )
+
+
+def _inputs(end_user: EndUser, began: datetime | None, now: datetime) -> tuple[list[dict], bool]:
+    cutoff = read_cutoff(end_user=end_user, read_from=began, now=now)
+    parts, read_from = [], began
+    for _ in range(MAX_PARTS):
+        inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
+        if not inp["messages"] and not inp["actions"]:
+            return parts, False
+        parts.append(inp)
+        read_from = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+        if inp["read_to"] >= cutoff:
+            return parts, False
+    more = Message.objects.filter(
+        conversation__end_user=end_user, conversation__uses_memory=True, created_at__gt=read_from, created_at__lt=cutoff
+    ).exists()
+    return parts, more
+
+
+class _Tracker:
+    """Follows each of today's lines through the operations, to show what became of it."""
+
+    def __init__(self, lines: list[str]):
+        self.entries = [{"old": line, "new": line, "status": "same"} for line in lines]
+
+    def _find(self, text):
+        for entry in self.entries:
+            if entry["new"] == text and entry["status"] != "removed":
+                return entry
+        return None
+
+    def apply(self, changes: list[dict]) -> None:
+        for change in changes:
+            if change["op"] == "add":
+                self.entries.append({"old": None, "new": change["new"], "status": "added"})
+                continue
+            entry = self._find(change["old"])
+            if entry is None:
+                continue
+            if change["op"] == "remove":
+                if entry["status"] == "added":
+                    self.entries.remove(entry)
+                else:
+                    entry["status"], entry["new"] = "removed", None
+            elif change["op"] == "replace":
+                entry["new"] = change["new"]
+                if entry["status"] == "same":
+                    entry["status"] = "replaced"
+
+    def rows(self) -> list[TrialRow]:
+        rows = []
+        for entry in self.entries:
+            status = entry["status"]
+            if status == "replaced" and entry["new"] == entry["old"]:
+                status = "same"
+            rows.append(TrialRow(status, entry["old"], entry["new"]))
+        return rows
+
+
+def _run_person(person: TrialPerson, parts: list[dict], config: dict, now: datetime, engine) -> TrialPerson:
+    """Engine calls only: no database access here (this runs in a worker thread)."""
+    tracker = _Tracker(person.before)
+    try:
+        from .writer import propose
+
+        outcome, _ = propose(lines=person.before, inp={"messages": [], "actions": [], "replies": []}, config=config, now=now, mode="review", engine=engine)
+        tracker.apply(outcome.changes)
+        lines = outcome.lines
+        for inp in parts:
+            outcome, _ = propose(lines=lines, inp=inp, config=config, now=now, mode="write", engine=engine)
+            tracker.apply(outcome.changes)
+            lines = outcome.lines
+    except EngineError as exc:
+        person.error = exc.message
+        person.after = list(person.before)
+        return person
+    person.after = lines
+    person.rows = tracker.rows()
+    person.added = sum(1 for r in person.rows if r.status == "added")
+    person.replaced = sum(1 for r in person.rows if r.status == "replaced")
+    person.removed = sum(1 for r in person.rows if r.status == "removed")
+    return person
+
+
+def trial_run(*, agent: Agent, config: dict, people: int = DEFAULT_PEOPLE, now: datetime | None = None, engine=None) -> TrialResult:
+    """Run the writer with `config` (the draft) on the newest `people` end users. Saves nothing."""
+    if not agent.team.has_memory:
+        raise AppError("plan_required", "Memory comes with the Team plan and up.", status=403)
+    if not 1 <= people <= MAX_PEOPLE:
+        raise AppError("invalid_people", f"Try runs on 1 to {MAX_PEOPLE} end users.", field="n")
+    now = now or timezone.now()
+    engine = engine or get_engine()
+    candidates = trial_candidates(agent, people)
+    memories = {m.end_user_id: m for m in Memory.objects.filter(end_user__in=candidates)}
+    work = []
+    for end_user in candidates:
+        memory = memories.get(end_user.pk)
+        began = memory_began_at(memory)
+        parts, more = _inputs(end_user, began, now)
+        person = TrialPerson(
+            end_user=end_user,
+            before=memory.lines if memory else [],
+            began_at=began,
+            messages_read=sum(len(p["messages"]) for p in parts),
+            actions_read=sum(len(p["actions"]) for p in parts),
+            more_unread=more,
+        )
+        work.append((person, parts))
+    if not work:
+        return TrialResult(people=[], asked_for=people, engine=engine.name)
+    with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
+        done = list(pool.map(lambda item: _run_person(item[0], item[1], config, now, engine), work))
+    return TrialResult(people=done, asked_for=people, engine=engine.name)
