@@ -1,0 +1,145 @@
+// AgentNava JavaScript client: the calls of the Memory document, over the REST API (/api/v1/).
+// An ES module with no dependencies; it uses the global fetch of Node 20+ and browsers.
+//
+//   import { AgentNava } from './agentnava.js';
+//   const agent = new AgentNava({ apiKey, baseUrl: 'https://your-agentnava-host' }).agent('agt_493fb4f0cf13');
+//   await agent.update({ memorySettings: { on: true, quietMinutes: 15 } });
+//   const ananya = agent.endUser('u_ananya');
+//   await ananya.memory.set('Prefers email over phone.');
+//   const memory = await ananya.memory.get();
+//
+// Keep the API key on your server: it can read and change every memory of the team.
+// A refused call throws an AgentNavaError whose `code` is the API's (`memory_refused`, ...).
+
+/** An error answered by the API: `code` (e.g. 'memory_refused'), `status`, and `field` when one is named. */
+export class AgentNavaError extends Error {
+  constructor({ status, code, message, field = undefined, retryAfter = undefined }) {
+    super(message || code);
+    this.name = 'AgentNavaError';
+    this.status = status;
+    this.code = code;
+    if (field !== undefined) this.field = field;
+    if (retryAfter !== undefined) this.retryAfter = retryAfter;
+  }
+}
+
+const API_PREFIX = '/api/v1';
+const segment = (value) => encodeURIComponent(String(value));
+
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined || value === null) continue;
+    search.set(name, value instanceof Date ? value.toISOString() : String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+export class AgentNava {
+  #apiKey;
+  #baseUrl;
+  #fetch;
+
+  /**
+   * @param {{apiKey: string, baseUrl?: string, fetch?: typeof fetch}} options
+   *   baseUrl: the AgentNava server, e.g. 'https://agentnava.example' (with or without /api/v1).
+   */
+  constructor({ apiKey, baseUrl = 'https://agentnava.com', fetch: fetchImpl } = {}) {
+    if (!apiKey || typeof apiKey !== 'string') throw new TypeError('AgentNava needs an apiKey.');
+    this.#apiKey = apiKey;
+    const root = String(baseUrl).replace(/\/+$/, '');
+    this.#baseUrl = root.endsWith(API_PREFIX) ? root : root + API_PREFIX;
+    this.#fetch = fetchImpl || globalThis.fetch;
+    if (typeof this.#fetch !== 'function') throw new TypeError('No fetch: use Node 20+ or pass options.fetch.');
+  }
+
+  /** One agent, with the document's methods: get, update, memories, start, endUser. */
+  agent(agentId) {
+    const client = this;
+    const base = `/agents/${segment(agentId)}`;
+    return Object.freeze({
+      /** The agent: version and memorySettings (with `notice`, to show in a chat you draw). */
+      get: () => client.request('GET', base),
+      /** Change the configuration; publishes a new version at once. Answers the agent. */
+      update: (changes) => client.request('PATCH', base, changes),
+      /** Who has a memory, newest change first: {memories, next}. Page with {before} or {cursor}. */
+      memories: ({ limit, before, cursor } = {}) => client.request('GET', `${base}/memories${query({ limit, before, cursor })}`),
+      /** Start a conversation: {id, usesMemory, ...} with send(text) and record(event). */
+      start: async ({ endUserId, memory, project } = {}) => {
+        const body = { endUserId };
+        if (memory !== undefined) body.memory = memory;
+        if (project !== undefined) body.project = project;
+        return client.#conversation(await client.request('POST', `${base}/conversations`, body));
+      },
+      /** One end user of this agent: memory.get/set/delete/stop and erase. */
+      endUser: (endUserId) => {
+        const path = `${base}/end-users/${segment(endUserId)}`;
+        return Object.freeze({
+          id: endUserId,
+          memory: Object.freeze({
+            get: () => client.request('GET', `${path}/memory`),
+            set: (text) => client.request('PUT', `${path}/memory`, { text }),
+            delete: async () => {
+              await client.request('DELETE', `${path}/memory`);
+            },
+            stop: (stop = true) => client.request('POST', `${path}/memory/stop`, { stop }),
+          }),
+          erase: async () => {
+            await client.request('DELETE', path);
+          },
+        });
+      },
+    });
+  }
+
+  /** A conversation you already started (e.g. after a restart), by its id. */
+  conversation(conversationId) {
+    return this.#conversation({ id: conversationId });
+  }
+
+  #conversation(data) {
+    const client = this;
+    const base = `/conversations/${segment(data.id)}`;
+    return Object.freeze({
+      ...data,
+      /** Send the person's message; answers {reply, handledAsRequest, ...}. */
+      send: (text) => client.request('POST', `${base}/messages`, { text }),
+      /** Record what ran: {type: 'action', name, status} or {type: 'tool_result'|'file'|'web_page', text}. */
+      record: (event) => client.request('POST', `${base}/events`, event),
+    });
+  }
+
+  /** Any API call, e.g. request('GET', '/agents/agt_1/versions'). Throws AgentNavaError. */
+  async request(method, path, body = undefined) {
+    const headers = { Authorization: `Bearer ${this.#apiKey}`, Accept: 'application/json' };
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const response = await this.#fetch(this.#baseUrl + path, init);
+    if (response.status === 204) return undefined;
+    const text = await response.text();
+    let payload;
+    try {
+      payload = text ? JSON.parse(text) : undefined;
+    } catch {
+      payload = undefined;
+    }
+    if (!response.ok) {
+      const error = payload && payload.error ? payload.error : {};
+      const retry = response.headers.get('Retry-After');
+      throw new AgentNavaError({
+        status: response.status,
+        code: error.code || `http_${response.status}`,
+        message: error.message || `HTTP ${response.status}`,
+        field: error.field,
+        retryAfter: retry ? Number(retry) : undefined,
+      });
+    }
+    return payload;
+  }
+}
+
+export default AgentNava;
