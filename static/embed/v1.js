@@ -209,11 +209,12 @@
   ui.title = el("div", { class: "an-title", "data-an": "title", text: "Chat" });
   ui.gear = el("button", { class: "an-icon", type: "button", "data-an": "settings-button", "aria-label": "Settings", "aria-expanded": "false", title: "Settings", html: GEAR });
   ui.close = el("button", { class: "an-icon", type: "button", "data-an": "close", "aria-label": "Close chat", title: "Close", text: "\u00d7" });
-  ui.messages = el("div", { class: "an-body", "data-an": "messages", role: "log", "aria-live": "polite" });
   ui.askText = el("p", { "data-an": "ask-question" });
   ui.askYes = el("button", { class: "an-btn primary", type: "button", "data-an": "ask-yes", text: "Yes" });
   ui.askNo = el("button", { class: "an-btn", type: "button", "data-an": "ask-no", text: "No" });
   ui.ask = el("div", { class: "an-ask", "data-an": "ask", hidden: "" }, [ui.askText, el("div", { class: "an-row" }, [ui.askYes, ui.askNo])]);
+  // Messages go before the ask-first question, which stays last in the list.
+  ui.messages = el("div", { class: "an-body", "data-an": "messages", role: "log", "aria-live": "polite" }, [ui.ask]);
   ui.error = el("div", { class: "an-error", "data-an": "error", role: "alert", hidden: "" });
   ui.input = el("textarea", { class: "an-input", "data-an": "input", rows: "1", maxlength: "4000", placeholder: "Type a message...", "aria-label": "Message" });
   ui.send = el("button", { class: "an-btn primary an-send", type: "submit", "data-an": "send", "aria-label": "Send", text: "\u27a4" });
