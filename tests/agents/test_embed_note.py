@@ -1,0 +1,64 @@
+"""The note a website chat's agent receives (R17): built once at start with its preamble, never
+holding a line the policy refuses, and absent when memory is not used for the chat."""
+import json
+
+import pytest
+from django.core.cache import cache
+from django.test import Client
+
+from agents import chat, services as agent_services
+from agents.embed_services import visitor_id_verify
+from agents.models import Conversation, EndUser
+from memory.models import Memory
+from memory.note import NOTE_PREAMBLE
+from memory.services import memory_set
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_counts():
+    cache.clear()
+
+
+def start(client, agent, **body):
+    return client.post(f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps(body), content_type="application/json").json()
+
+
+def test_the_note_is_built_once_at_start_with_its_preamble(agent):
+    client = Client()
+    first = start(client, agent)
+    end_user = EndUser.objects.get(external_id=visitor_id_verify(agent, first["visitorId"]))
+    memory_set(end_user=end_user, text="Prefers email over phone.\nMight move to the annual plan (said once, 3 Nov).")
+    chat_with_memory = start(client, agent, visitorId=first["visitorId"])
+    conversation = Conversation.objects.get(public_id=chat_with_memory["conversation"]["id"])
+    assert conversation.memory_note.startswith(NOTE_PREAMBLE)
+    for words in ("may be incomplete", '"said once"', "Never rely on a fact being here"):
+        assert words in NOTE_PREAMBLE
+    assert "<memory>\nPrefers email over phone.\nMight move to the annual plan (said once, 3 Nov).\n</memory>" in conversation.memory_note
+    # A change while the chat runs does not reach it; the next chat gets it.
+    memory_set(end_user=end_user, text="Prefers phone over email.")
+    conversation.refresh_from_db()
+    assert "Prefers email over phone." in chat.system_prompt(conversation)
+    assert "Prefers phone over email." not in chat.system_prompt(conversation)
+    later = Conversation.objects.get(public_id=start(client, agent, visitorId=first["visitorId"])["conversation"]["id"])
+    assert "Prefers phone over email." in later.memory_note
+
+
+def test_no_note_without_memory_for_the_chat(agent):
+    client = Client()
+    first = start(client, agent)
+    end_user = EndUser.objects.get(external_id=visitor_id_verify(agent, first["visitorId"]))
+    memory_set(end_user=end_user, text="Prefers email over phone.")
+    for body in ({"memory": False}, {"switch": False}):
+        conversation = Conversation.objects.get(public_id=start(client, agent, visitorId=first["visitorId"], **body)["conversation"]["id"])
+        assert conversation.memory_note == "" and "<memory>" not in chat.system_prompt(conversation)
+
+
+def test_a_line_the_policy_refuses_never_reaches_the_chat(agent):
+    end_user = agent_services.end_user_get_or_create(agent=agent, external_id="u_1")
+    memory_set(end_user=end_user, text="Prefers email over phone.")
+    # Only a direct write (a row from before the guards) can hold such a line.
+    Memory.objects.filter(end_user=end_user).update(text="Prefers email over phone.\nAPI key AKIAIOSFODNN7EXAMPLE for the account.")
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert "Prefers email over phone." in conversation.memory_note and "AKIA" not in conversation.memory_note
+    turn = chat.conversation_send(conversation=conversation, text="Hi! Can I get my receipt?")
+    assert "AKIA" not in turn.reply.text and "email you the receipt" in turn.reply.text
