@@ -14,6 +14,7 @@ Endpoints (all JSON):
   POST /embed/v1/conversations/<conv>/switch      the visitor's switch: memory off for this chat
 """
 import json
+import logging
 from functools import wraps
 
 from django.contrib.staticfiles import finders
@@ -28,6 +29,8 @@ from .embed_services import hooks
 from .errors import AppError, NotFound
 from .models import Agent, Conversation, Message
 from .services import agent_published_version, conversation_start, end_user_get_or_create, memory_decision
+
+log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 16 * 1024
 TRANSCRIPT_MESSAGES = 50
@@ -77,6 +80,9 @@ def embed_endpoint(method: str):
                 return _cors(view(request, *args, **kwargs))
             except AppError as exc:
                 return _cors(_error(exc))
+            except Exception:  # the chat on someone else's page still gets a readable answer
+                log.exception("website chat endpoint failed")
+                return _cors(_error(AppError("server_error", "Something went wrong on our side. Try again.", status=500)))
 
         return wrapper
 
