@@ -270,7 +270,9 @@ def memory_detail(request, public_id, end_user_id):
 def _detail_page(request, agent, end_user, editing=None):
     if request.htmx and request.GET.get("partial") == "lines":
         return render(request, "memory/_lines.html", _memory_context(request, agent, end_user))
-    ctx = build_context(request, agent, "memory", editing=editing, **_memory_context(request, agent, end_user))
+    facts = _memory_context(request, agent, end_user)
+    facts.pop("agent")
+    ctx = build_context(request, agent, "memory", editing=editing, **facts)
     ctx["note_text"] = render_note(note_lines(ctx["memory"]))
     return render(request, "memory/memory.html", ctx)
 

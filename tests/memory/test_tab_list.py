@@ -1,0 +1,116 @@
+"""Remembered end users on the Memory tab (R16): newest change first, keyset-paged (never OFFSET),
+searchable by end-user id, each row with its counts and states."""
+import re
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from consent.services import consent_set
+from memory import services
+from memory.models import Memory
+from memory.tab_selectors import decode_cursor, remembered_page, remembered_queryset
+
+from .seed import remembered
+
+
+def tab(agent):
+    return reverse("memory:tab", args=[agent.public_id])
+
+
+def ids_on(page: str) -> list[str]:
+    rows = page.split('<div id="memories"')[1]
+    return re.findall(r'data-testid="memory-row">\s*<td><a href="[^"]+">([^<]+)</a>', rows)
+
+
+@pytest.fixture
+def many(agent):
+    base = timezone.now() - timedelta(days=1)
+    for i in range(120):
+        remembered(agent, f"u_{i:03}", f"Prefers email over phone.\nLine {i}.", at=base + timedelta(minutes=i))
+    return base
+
+
+def test_newest_change_first_in_pages_of_50_with_a_cursor(member_client, agent, many):
+    page = member_client.get(tab(agent)).content.decode()
+    first = ids_on(page)
+    assert first == [f"u_{i:03}" for i in range(119, 69, -1)]
+    assert "Remembered end users <span class=\"muted\">(120)</span>" in page
+    older = re.search(r'data-testid="older" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    second = ids_on(member_client.get(older, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode())
+    assert second == [f"u_{i:03}" for i in range(69, 19, -1)]
+
+
+def test_pages_do_not_shift_when_someone_changes_meanwhile(agent, many):
+    first = remembered_page(agent)
+    remembered(agent, "u_new", "Speaks Hindi.")  # newest change, lands on page one
+    second = remembered_page(agent, after=first.next_cursor)
+    assert [m.end_user.external_id for m in second.rows][:2] == ["u_069", "u_068"]
+    third = remembered_page(agent, after=second.next_cursor)
+    assert [m.end_user.external_id for m in third.rows] == [f"u_{i:03}" for i in range(19, -1, -1)]
+    assert third.next_cursor is None
+
+
+def test_paging_never_uses_offset_and_walks_the_index(agent, many):
+    first = remembered_page(agent)
+    with CaptureQueriesContext(connection) as queries:
+        remembered_page(agent, after=first.next_cursor)
+    assert queries.captured_queries
+    assert not any("OFFSET" in q["sql"].upper() for q in queries.captured_queries)
+    if connection.vendor == "postgresql":
+        at, pk = decode_cursor(first.next_cursor)
+        rows = remembered_queryset(agent).filter(Q(updated_at__lt=at) | Q(updated_at=at, id__lt=pk)).order_by("-updated_at", "-id")[:51]
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memory_memory")
+            cursor.execute("SET enable_seqscan = off")
+            cursor.execute("SET enable_bitmapscan = off")
+            cursor.execute("SET enable_sort = off")
+            sql, params = rows.query.sql_with_params()
+            cursor.execute("EXPLAIN " + sql, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+            cursor.execute("SET enable_seqscan = on")
+            cursor.execute("SET enable_bitmapscan = on")
+            cursor.execute("SET enable_sort = on")
+        assert "memory_agent_updated" in plan
+
+
+def test_search_by_end_user_id(member_client, agent, many):
+    page = member_client.get(tab(agent), {"q": "u_01"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
+    assert ids_on(page) == [f"u_{i:03}" for i in range(19, 9, -1)]
+    page = member_client.get(tab(agent), {"q": "nobody"}).content.decode()
+    assert ids_on(page) == [] and "No remembered end user matches &ldquo;nobody&rdquo;." in page
+
+
+def test_a_bad_cursor_is_a_clear_error_and_shows_the_newest(member_client, agent, many):
+    page = member_client.get(tab(agent), {"after": "not-a-cursor"}).content.decode()
+    assert "That page link is not valid." in page
+    assert ids_on(page)[0] == "u_119"
+
+
+def test_each_row_has_lines_updated_last_run_stopped_and_consent(member_client, agent):
+    memory = remembered(agent, "u_ananya", "Prefers email over phone.\nWorks from the Pune office.\nSpeaks Hindi.")
+    Memory.objects.filter(pk=memory.pk).update(last_run={"at": timezone.now().isoformat(), "added": 1, "replaced": 2, "removed": 0})
+    consent_set(end_user=memory.end_user, agreed=True, source="api", now=timezone.now().replace(year=2026, month=11, day=1))
+    stopped = remembered(agent, "u_ravi", "Speaks Hindi.")
+    services.memory_stop(end_user=stopped.end_user)
+    deleted = remembered(agent, "u_gone", "Speaks Hindi.")
+    services.memory_delete(end_user=deleted.end_user)
+    page = member_client.get(tab(agent)).content.decode()
+    rows = page.split('<div id="memories"')[1].split("</tbody>")[0].split('data-testid="memory-row"')[1:]
+    assert len(rows) == 2  # a deleted memory is not "remembered"
+    ravi, ananya = rows
+    assert "u_ravi" in ravi and '<span class="pill bad">stopped</span>' in ravi and "<td>0</td>" in ravi
+    assert "u_ananya" in ananya and "<td>3</td>" in ananya
+    assert "+1 ~2 &minus;0" in ananya and "1 Nov 2026" in ananya
+
+
+def test_the_list_reads_consent_without_a_query_per_row(agent, many):
+    with CaptureQueriesContext(connection) as queries:
+        page = remembered_page(agent)
+        for memory in page.rows:
+            getattr(memory.end_user, "consent", None)
+    assert len(queries.captured_queries) <= 2
