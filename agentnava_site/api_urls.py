@@ -8,6 +8,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from agents import api as agents_api
+from agents.api_base import api_description
 from agents.api_errors import error_body
 from consent import api as consent_api
 from consent.notice import notice_text
@@ -42,6 +43,6 @@ v1.append(re_path(r"^(?P<rest>.*)$", api_not_found))
 
 urlpatterns = [
     path("v1/", include((v1, "api"), namespace="api")),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", SpectacularAPIView.as_view(custom_settings={"DESCRIPTION": api_description()}), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

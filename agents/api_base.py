@@ -7,7 +7,8 @@ from rest_framework.views import APIView
 
 from .api_errors import ERROR_CODES
 from .errors import AppError
-from .models import Agent, Conversation
+from . import services
+from .models import Agent, Conversation, EndUser
 
 # --- Strict input fields ------------------------------------------------------------------
 # DRF's own fields coerce ("true" -> True, "15" -> 15, 15 -> "15"). The API takes JSON, so a
@@ -95,25 +96,45 @@ class TeamApi(APIView):
 
     def agent(self, agent_id: str) -> Agent:
         """The key's team's agent; another team's answers exactly as a missing one."""
-        agent = Agent.objects.select_related("team").filter(public_id=agent_id, team=self.team()).first()
+        agent = None
+        if usable_id(agent_id, Agent._meta.get_field("public_id").max_length):
+            agent = Agent.objects.select_related("team").filter(public_id=agent_id, team=self.team()).first()
         if agent is None:
             raise AppError("agent_not_found", "No agent with this id.", status=404)
         return agent
 
     def conversation(self, conversation_id: str) -> Conversation:
-        conversation = (
-            Conversation.objects.select_related("agent__team", "version", "end_user")
-            .filter(public_id=conversation_id, agent__team=self.team())
-            .first()
-        )
+        conversation = None
+        if usable_id(conversation_id, Conversation._meta.get_field("public_id").max_length):
+            conversation = (
+                Conversation.objects.select_related("agent__team", "version", "end_user")
+                .filter(public_id=conversation_id, agent__team=self.team())
+                .first()
+            )
         if conversation is None:
             raise AppError("conversation_not_found", "No conversation with this id.", status=404)
         return conversation
 
 
-def clean_end_user_id(raw: str) -> str:
-    """The endUserId from a path, as the services normalise it; NUL can never match one."""
-    return raw.strip()
+def end_user_lookup(agent: Agent, end_user_id: str) -> EndUser | None:
+    """The agent's end user for an endUserId from a path (normalised as the services do), or None."""
+    external_id = end_user_id.strip()
+    if not usable_id(external_id, services.MAX_END_USER_ID_CHARS):
+        return None
+    return EndUser.objects.filter(agent=agent, external_id=external_id).first()
+
+
+def end_user_for_write(agent: Agent, end_user_id: str) -> EndUser:
+    """The agent's end user for an endUserId from a path, made if new; a bad id is refused."""
+    if "\x00" in end_user_id:
+        raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
+    return services.end_user_get_or_create(agent=agent, external_id=end_user_id)
+
+
+def usable_id(value: str, max_length: int) -> bool:
+    """Whether an id from a path could name a row at all. PostgreSQL refuses NUL in text, so such an
+    id is simply not found (never a server error)."""
+    return 0 < len(value) <= max_length and "\x00" not in value
 
 
 # --- Documentation of errors -------------------------------------------------------------
@@ -124,7 +145,10 @@ ERROR_SCHEMA = inline_serializer(
         "error": inline_serializer(
             name="ErrorBody",
             fields={
-                "code": serializers.ChoiceField(choices=sorted(ERROR_CODES), help_text="What went wrong, for code."),
+                "code": serializers.ChoiceField(
+                    choices=[(code, f"{status}: {text}") for code, (status, text) in ERROR_CODES.items()],
+                    help_text="What went wrong, for code.",
+                ),
                 "message": serializers.CharField(help_text="What went wrong, for a person."),
                 "field": serializers.CharField(required=False, help_text="The field it is about, when there is one."),
             },
@@ -164,3 +188,20 @@ def errors(*codes: str, body: bool = False) -> dict:
 
 
 NO_CONTENT = OpenApiResponse(description="Done; no body.")
+
+
+def api_description() -> str:
+    """The schema's introduction: how to call the API, and every error code it answers."""
+    rows = "\n".join(f"| `{code}` | {status} | {text} |" for code, (status, text) in ERROR_CODES.items())
+    return (
+        "Per-end-user memory for customer-facing AI agents: the REST API behind the JavaScript client "
+        "(`/static/sdk/agentnava.js`).\n\n"
+        "**Keys.** Send a team API key as `Authorization: Bearer ank_...` (create one with "
+        "`python manage.py create_api_key --team SLUG`). A key sees only its team's agents: another "
+        "team's agent or conversation answers 404 exactly like a missing one. Each key is limited to a "
+        "rate (429 `rate_limited` with `Retry-After`).\n\n"
+        "**Bodies** are JSON objects with the names below; an unknown or read-only field is refused "
+        "(400 `invalid_request` naming it), as is a wrong type.\n\n"
+        "**Errors** all have one shape: `{\"error\": {\"code\", \"message\", \"field\"?}}`.\n\n"
+        "| code | status | when |\n| --- | --- | --- |\n" + rows
+    )

@@ -5,9 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from agents import services as agent_services
-from agents.api_base import StrictBooleanField, StrictSerializer, TeamApi, errors, parse_body
-from agents.errors import AppError
+from agents.api_base import StrictBooleanField, StrictSerializer, TeamApi, end_user_for_write, errors, parse_body
 
 from .models import Consent
 from .services import consent_set
@@ -35,10 +33,8 @@ class ConsentApi(TeamApi):
     def post(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)
         data = parse_body(self.ConsentIn, request)
-        if "\x00" in end_user_id:
-            raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
         with transaction.atomic():
-            end_user = agent_services.end_user_get_or_create(agent=agent, external_id=end_user_id)
+            end_user = end_user_for_write(agent, end_user_id)
             consent = consent_set(end_user=end_user, agreed=data["agreed"], source=Consent.Source.API)
         return Response(
             self.ConsentOut(

@@ -12,7 +12,6 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from agents import services as agent_services
 from agents.api_base import (
     NO_CONTENT,
     StrictBooleanField,
@@ -20,11 +19,13 @@ from agents.api_base import (
     StrictQuerySerializer,
     StrictSerializer,
     TeamApi,
+    end_user_for_write,
+    end_user_lookup,
     errors,
     parse_body,
 )
 from agents.errors import AppError
-from agents.models import Agent, Conversation, EndUser, Message
+from agents.models import Agent, Conversation, Message
 from consent.models import Consent
 
 from . import policy, services
@@ -32,7 +33,6 @@ from .models import Memory, MemoryRun
 
 TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
-MAX_END_USER_ID_CHARS = agent_services.MAX_END_USER_ID_CHARS
 
 END_USER_PATH = OpenApiParameter(
     "end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person."
@@ -44,19 +44,6 @@ END_USER_PATH = OpenApiParameter(
 def _present(queryset):
     """A memory exists for readers while it has text or records a stop; a deleted one is empty."""
     return queryset.filter(Q(text__gt="") | Q(stopped_at__isnull=False))
-
-
-def end_user_lookup(agent: Agent, end_user_id: str) -> EndUser | None:
-    external_id = end_user_id.strip()
-    if not external_id or len(external_id) > MAX_END_USER_ID_CHARS or "\x00" in external_id:
-        return None
-    return EndUser.objects.filter(agent=agent, external_id=external_id).first()
-
-
-def end_user_for_write(agent: Agent, end_user_id: str) -> EndUser:
-    if "\x00" in end_user_id:  # PostgreSQL cannot store it; refuse like any other bad id
-        raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
-    return agent_services.end_user_get_or_create(agent=agent, external_id=end_user_id)
 
 
 def memory_reads(memories: list[Memory]) -> list[dict]:
@@ -307,4 +294,4 @@ class EndUserApi(TeamApi):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-__all__ = ["EndUserApi", "MemoryApi", "MemoryListApi", "MemoryStopApi", "end_user_lookup", "memory_reads"]
+__all__ = ["EndUserApi", "MemoryApi", "MemoryListApi", "MemoryStopApi", "memory_page", "memory_reads"]

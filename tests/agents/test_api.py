@@ -331,3 +331,12 @@ def test_the_builder_endpoint_drafts_a_change_that_waits_for_publish(api, agent)
     for bad in ({"message": "   "}, {"message": "x" * 2001}, {"text": "hi"}):
         answer = api.post(f"/agents/{agent.public_id}/builder", bad)
         assert (answer.status, answer.code) == (400, "invalid_request"), bad
+
+
+def test_ids_with_nul_are_not_found_never_a_server_error(api):
+    # PostgreSQL cannot hold NUL in text: such an id names nothing.
+    assert (api.get("/agents/agt_%00").status, api.get("/agents/agt_%00").code) == (404, "agent_not_found")
+    answer = api.post("/conversations/conv_%00/messages", {"text": "Hi"})
+    assert (answer.status, answer.code) == (404, "conversation_not_found")
+    answer = api.post("/conversations/conv_%00/events", {"type": "file", "text": "x"})
+    assert (answer.status, answer.code) == (404, "conversation_not_found")

@@ -322,3 +322,17 @@ def test_a_page_reads_in_a_fixed_number_of_queries(agent, django_assert_max_num_
             page, _ = memory_page(agent, limit=50, before=None, after_key=None)
             reads = memory_reads(page)
         assert len(reads) == count and all(r["conversations"] == 1 for r in reads)
+
+
+def test_an_end_user_id_with_nul_is_refused_or_not_found_never_a_server_error(api, base):
+    path = f"{base}/u%00x"
+    assert api.get(f"{path}/memory").code == "memory_not_found"
+    for answer in (
+        api.put(f"{path}/memory", {"text": "Likes tea."}),
+        api.post(f"{path}/memory/stop", {}),
+        api.post(f"{path}/consent", {"agreed": True}),
+    ):
+        assert (answer.status, answer.code) == (400, "invalid_end_user_id")
+    assert api.delete(f"{path}/memory").status == 204
+    assert api.delete(path).status == 204
+    assert not EndUser.objects.exists()

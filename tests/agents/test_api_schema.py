@@ -1,0 +1,110 @@
+"""The OpenAPI schema is generated from the code and served at /api/schema/; the docs page at
+/api/docs/ is served from our own static files, with nothing from a CDN."""
+import json
+import re
+from urllib.request import urlopen
+
+import pytest
+from drf_spectacular.validation import validate_schema
+
+from agents.api_errors import ERROR_CODES
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+OPERATIONS = {
+    ("get", "/api/v1/agents/{agent_id}"): "agent_get",
+    ("patch", "/api/v1/agents/{agent_id}"): "agent_update",
+    ("delete", "/api/v1/agents/{agent_id}"): "agent_delete",
+    ("get", "/api/v1/agents/{agent_id}/versions"): "agent_versions",
+    ("get", "/api/v1/agents/{agent_id}/memories"): "agent_memories",
+    ("post", "/api/v1/agents/{agent_id}/conversations"): "agent_start",
+    ("post", "/api/v1/agents/{agent_id}/builder"): "agent_builder",
+    ("get", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/memory"): "memory_get",
+    ("put", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/memory"): "memory_set",
+    ("delete", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/memory"): "memory_delete",
+    ("post", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/memory/stop"): "memory_stop",
+    ("post", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/consent"): "end_user_consent",
+    ("delete", "/api/v1/agents/{agent_id}/end-users/{end_user_id}"): "end_user_erase",
+    ("post", "/api/v1/conversations/{conversation_id}/messages"): "conversation_send",
+    ("post", "/api/v1/conversations/{conversation_id}/events"): "conversation_record",
+}
+
+
+def fetch(url):
+    with urlopen(url) as response:
+        return response.status, dict(response.headers), response.read()
+
+
+@pytest.fixture
+def schema(live_server):
+    status, _, body = fetch(f"{live_server.url}/api/schema/?format=json")
+    assert status == 200
+    return json.loads(body)
+
+
+def test_the_schema_is_openapi_3_valid_and_has_every_endpoint(schema):
+    validate_schema(schema)  # raises on an invalid OpenAPI 3 document
+    assert schema["openapi"].startswith("3.")
+    found = {
+        (method, path): operation["operationId"]
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+    }
+    assert found == OPERATIONS
+    bearer = schema["components"]["securitySchemes"]["apiKey"]
+    assert (bearer["type"], bearer["scheme"]) == ("http", "bearer")
+
+
+def test_every_operation_documents_its_errors_with_their_codes(schema):
+    documented = set()
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert "401" in responses and "429" in responses, (method, path)
+            assert operation["security"] == [{"apiKey": []}]
+            for status, response in responses.items():
+                if status.startswith(("4", "5")):
+                    assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+                    codes = re.findall(r"`([a-z_]+)`:", response["description"])
+                    assert codes, (method, path, status)
+                    assert all(ERROR_CODES[code][0] == int(status) for code in codes)
+                    documented.update(codes)
+            if "{agent_id}" in path:
+                assert "agent_not_found" in responses["404"]["description"]
+            if operation.get("requestBody"):
+                assert "invalid_request" in responses["400"]["description"], (method, path)
+    # Every code the API can answer is documented at an operation, or (wrong path or method) in the
+    # introduction's table, which lists them all; the Error schema's enum too.
+    assert set(ERROR_CODES) - documented == {"not_found", "method_not_allowed"}
+    table = set(re.findall(r"^\| `([a-z_]+)` \| (\d+) \|", schema["info"]["description"], re.M))
+    assert table == {(code, str(status)) for code, (status, _) in ERROR_CODES.items()}
+    ref = schema["components"]["schemas"]["ErrorBody"]["properties"]["code"]["allOf"][0]["$ref"]
+    enum = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]["enum"]
+    assert set(enum) == set(ERROR_CODES)
+
+
+def test_the_memory_read_documents_every_r21_field(schema):
+    memory = schema["components"]["schemas"]["MemoryOut"]["properties"]
+    assert set(memory) == {
+        "endUserId", "text", "stopped", "updatedAt", "readUpTo", "lastRun", "stoppedAt", "agreedAt", "lastChatAt", "conversations"
+    }
+    settings = schema["components"]["schemas"]["AgentMemorySettingsOut"]["properties"]
+    assert set(settings) == {"on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl", "notice"}
+
+
+def test_the_schema_needs_no_key(live_server):
+    status, headers, body = fetch(f"{live_server.url}/api/schema/")
+    assert status == 200 and b"openapi: 3" in body
+
+
+def test_the_docs_page_is_served_without_a_cdn(live_server):
+    status, _, body = fetch(f"{live_server.url}/api/docs/")
+    page = body.decode()
+    assert status == 200 and "swagger-ui" in page.lower()
+    assert "/api/schema/" in page
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert assets and not [url for url in assets if url.startswith(("http:", "https:", "//"))], assets
+    assert "cdn" not in page.lower()
+    for url in assets:
+        asset_status, _, asset = fetch(live_server.url + url)
+        assert asset_status == 200 and len(asset) > 100, url
