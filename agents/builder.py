@@ -187,7 +187,8 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     if not changes:
         reply = "That is how the settings already are, so nothing changed." + unclear
     elif draft is None:
-        reply = "Done: " + "; ".join(changes) + ". The settings now match the published version, so nothing waits for Publish." + unclear
+        reply = "Done, and the settings now match the published version, so nothing waits for Publish: " + "; ".join(changes) + "." + unclear
     else:
-        reply = "Done, in the draft: " + "; ".join(changes) + ". It waits for Publish." + unclear
+        reply = "Done, in the draft, waiting for Publish: " + "; ".join(changes) + "." + unclear
+    reply = reply.replace(".\u201d.", ".\u201d")
     return {"reply": reply, "changes": changes, "draft": draft.config if draft else None}

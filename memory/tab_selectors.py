@@ -105,8 +105,8 @@ class ChartDay:
 @dataclass
 class Chart:
     days: list[ChartDay]
-    width: int = 600
-    height: int = 120
+    width: int = 320
+    height: int = 110
     bars: list[dict] = field(default_factory=list)
 
     @property
@@ -148,7 +148,7 @@ def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_D
             ChartDay(day, row.get("added") or 0, row.get("replaced") or 0, row.get("removed") or 0, row.get("failed") or 0)
         )
     peak = max(chart.peak, 1)
-    plot_height, slot = chart.height - 20, chart.width / days
+    plot_height, slot = chart.height - 18, chart.width / days
     for index, day in enumerate(chart.days):
         y = plot_height
         segments = []
@@ -161,8 +161,8 @@ def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_D
             segments.append({"name": name, "value": value, "colour": colour, "y": round(y, 1), "h": round(h, 1)})
         chart.bars.append(
             {
-                "x": round(index * slot + 2, 1),
-                "w": round(slot - 4, 1),
+                "x": round(index * slot + 1.5, 1),
+                "w": round(slot - 3, 1),
                 "day": day,
                 "segments": segments,
                 "label": day.day.strftime("%-d %b") if index in (0, days // 2, days - 1) else "",

@@ -11,6 +11,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
 from agents import services as agent_services
 from agents.config import QUIET_MINUTES_CHOICES
@@ -179,6 +180,9 @@ def _job_or_404(agent, job_id):
 
 def _job_response(request, agent, job):
     ctx = {"agent": agent, "job": job, "job_stalled": memory_apply.apply_is_stalled(job)}
+    if request.htmx and request.GET.get("poll") and not job.is_active:
+        # The job being watched has just ended: reload, so the list and the chart show its changes.
+        return HttpResponseClientRefresh()
     if request.htmx:
         return render(request, "memory/_apply.html", ctx)
     return redirect(f"{reverse('memory:tab', args=[agent.public_id])}#apply")
@@ -243,6 +247,7 @@ def _end_user_or_404(agent, end_user_id):
 
 def _memory_context(request, agent, end_user, **extra) -> dict:
     facts = memory_facts(end_user)
+    facts["note_text"] = render_note(note_lines(facts["memory"]))
     return {"agent": agent, "end_user": end_user, **facts, **extra}
 
 
@@ -273,7 +278,6 @@ def _detail_page(request, agent, end_user, editing=None):
     facts = _memory_context(request, agent, end_user)
     facts.pop("agent")
     ctx = build_context(request, agent, "memory", editing=editing, **facts)
-    ctx["note_text"] = render_note(note_lines(ctx["memory"]))
     return render(request, "memory/memory.html", ctx)
 
 

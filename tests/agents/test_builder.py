@@ -26,7 +26,10 @@ def test_the_issue_sentence_changes_the_draft_and_waits_for_publish(agent, user)
     assert result["draft"] == draft.config
     assert "memory on" in result["changes"] and "ask first on" in result["changes"]
     assert "memory instructions: added \u201cKeep which office they work from.\u201d" in result["changes"]
-    assert result["reply"].startswith("Done, in the draft:") and "waits for Publish" in result["reply"]
+    assert result["reply"] == (
+        "Done, in the draft, waiting for Publish: memory on; ask first on; "
+        "memory instructions: added \u201cKeep which office they work from.\u201d"
+    )
     assert draft.updated_by == user
     # Nothing published: the live version still has memory off.
     assert services.agent_published_version(agent).config["memorySettings"]["on"] is False

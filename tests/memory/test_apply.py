@@ -248,6 +248,8 @@ def test_a_running_job_polls_shows_progress_and_can_be_cancelled(member_client, 
     page = member_client.post(reverse("memory:apply_cancel", args=[agent.public_id, job.pk]), HTTP_HX_REQUEST="true").content.decode()
     assert "Cancelling" in page
     apply.apply_job_step(job.pk)
+    # The poll that sees the end reloads the page, so the list and the chart show what changed.
+    assert member_client.get(status + "?poll=1", HTTP_HX_REQUEST="true").headers.get("HX-Refresh") == "true"
     page = member_client.get(status, HTTP_HX_REQUEST="true").content.decode()
     assert 'data-status="cancelled"' in page and "every 1s" not in page
     # Without htmx the status is a page of its own.

@@ -62,6 +62,10 @@ def test_a_line_is_corrected_inline(member_client, agent, user):
     response = member_client.post(url("line_edit", memory, 2), {"text": "Works from the Mumbai office.", "was": "Works from the Pune office."}, **HTMX)
     page = response.content.decode()
     assert "Line 2 corrected." in page and 'id="runs" hx-swap-oob="true"' in page
+    # The line count and the note beside the lines follow the edit.
+    assert 'id="memory-summary" hx-swap-oob="true">3 lines' in page
+    note = page.split('id="memory-note" hx-swap-oob="true">')[1].split("</div>")[0]
+    assert "Works from the Mumbai office." in note and "Pune" not in note
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone.", "Works from the Mumbai office.", "Speaks Hindi."]
     run = memory.runs.order_by("-id").first()
