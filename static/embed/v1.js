@@ -304,6 +304,9 @@
     ui.askText.textContent = memory.askFirstQuestion;
     if (state.asking) ui.ask.removeAttribute("hidden");
     else ui.ask.setAttribute("hidden", "");
+    var empty = ui.messages.querySelector(".an-empty");
+    if (empty) empty.hidden = state.asking;
+    ui.input.placeholder = state.asking ? "Answer the question above first" : "Type a message...";
     // Settings: the full notice, the switch, the privacy link.
     ui.notice.textContent = memory.available ? memory.notice : "This assistant does not remember anything between chats.";
     if (memory.privacyUrl) {
