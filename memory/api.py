@@ -6,7 +6,8 @@ import binascii
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -23,8 +24,10 @@ from agents.api_base import (
     end_user_lookup,
     errors,
     parse_body,
+    usable_id,
 )
 from agents.errors import AppError
+from agents.services import MAX_END_USER_ID_CHARS
 from agents.models import Agent, Conversation, Message
 from consent.models import Consent
 
@@ -46,23 +49,25 @@ def _present(queryset):
     return queryset.filter(Q(text__gt="") | Q(stopped_at__isnull=False))
 
 
-def memory_reads(memories: list[Memory]) -> list[dict]:
-    """The R21 fields of each memory, fetched in batches: three queries whatever the count."""
-    end_user_ids = [memory.end_user_id for memory in memories]
-    if not end_user_ids:
-        return []
-    agreed = dict(
-        Consent.objects.filter(end_user_id__in=end_user_ids, agreed_at__isnull=False).values_list(
-            "end_user_id", "agreed_at"
-        )
-    )
-    with_messages = Exists(Message.objects.filter(conversation=OuterRef("pk")))
-    conversations = dict(
-        Conversation.objects.filter(with_messages, end_user_id__in=end_user_ids)
+def with_read_fields(memories):
+    """The memories with what a read needs beside their own row, in the same query: the end user,
+    the consent's yes, and how many of their conversations hold a message (R21). A page is one
+    query whatever its length: the counts are correlated subqueries on indexed columns."""
+    agreed = Consent.objects.filter(end_user=OuterRef("end_user_id"), agreed_at__isnull=False).values("agreed_at")[:1]
+    counted = (
+        Conversation.objects.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"))), end_user=OuterRef("end_user_id"))
+        .order_by()
         .values("end_user_id")
         .annotate(n=Count("id"))
-        .values_list("end_user_id", "n")
+        .values("n")
     )
+    return memories.select_related("end_user").annotate(
+        agreed_at=Subquery(agreed), conversation_count=Coalesce(Subquery(counted), 0)
+    )
+
+
+def memory_reads(memories) -> list[dict]:
+    """The R21 fields of memories fetched through `with_read_fields`."""
     return [
         {
             "endUserId": memory.end_user.external_id,
@@ -72,17 +77,16 @@ def memory_reads(memories: list[Memory]) -> list[dict]:
             "readUpTo": memory.read_up_to,
             "lastRun": memory.last_run,
             "stoppedAt": memory.stopped_at,
-            "agreedAt": agreed.get(memory.end_user_id),
+            "agreedAt": memory.agreed_at,
             "lastChatAt": memory.end_user.last_chat_at,
-            "conversations": conversations.get(memory.end_user_id, 0),
+            "conversations": memory.conversation_count,
         }
         for memory in memories
     ]
 
 
 def memory_read(memory: Memory) -> dict:
-    memory = Memory.objects.select_related("end_user").get(pk=memory.pk)
-    return memory_reads([memory])[0]
+    return memory_reads(with_read_fields(Memory.objects.filter(pk=memory.pk)))[0]
 
 
 def encode_cursor(memory: Memory) -> str:
@@ -112,7 +116,7 @@ def memory_page(agent: Agent, *, limit: int, before: datetime | None, after_key:
         memories = memories.filter(updated_at__lte=at).filter(Q(updated_at__lt=at) | Q(id__lt=pk))
     elif before is not None:
         memories = memories.filter(updated_at__lt=before)
-    rows = list(memories.select_related("end_user").order_by("-updated_at", "-id")[: limit + 1])
+    rows = list(with_read_fields(memories).order_by("-updated_at", "-id")[: limit + 1])
     return rows[:limit], len(rows) > limit
 
 
@@ -200,12 +204,11 @@ class MemoryApi(TeamApi):
     )
     def get(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)
-        end_user = end_user_lookup(agent, end_user_id)
-        memory = (
-            _present(Memory.objects.select_related("end_user").filter(end_user=end_user)).first()
-            if end_user
-            else None
-        )
+        memory = None
+        if usable_id(end_user_id.strip(), MAX_END_USER_ID_CHARS):
+            memory = with_read_fields(
+                _present(Memory.objects.filter(agent=agent, end_user__external_id=end_user_id.strip()))
+            ).first()
         if memory is None:
             raise AppError("memory_not_found", "This end user has no memory on this agent.", status=404)
         return Response(MemoryOut(memory_reads([memory])[0]).data)
