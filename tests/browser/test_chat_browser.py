@@ -1,5 +1,6 @@
 """A real browser (Playwright driving Debian's Chromium) on the demo page /demo/chat/, which embeds
 the demo agent with <script src="/embed/v1.js">: the website chat as a visitor sees it."""
+import io
 from datetime import timedelta
 
 import pytest
@@ -21,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def demo(db):
     cache.clear()
-    call_command("seed_demo", stdout=open("/dev/null", "w"))
+    call_command("seed_demo", stdout=io.StringIO())
     yield Agent.objects.get(team__slug="demo", name="Support")
     cache.clear()
 
