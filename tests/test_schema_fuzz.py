@@ -75,7 +75,7 @@ def world(team, settings):
 
 
 @schema.parametrize()
-@hypothesis_settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@hypothesis_settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_no_server_error_and_every_answer_matches_the_schema(case, world, live_server):
     agent, conversation = world["ensure"]()
     rng = random.Random(repr(case.path_parameters))

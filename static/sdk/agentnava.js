@@ -50,8 +50,10 @@ export class AgentNava {
     this.#apiKey = apiKey;
     const root = String(baseUrl).replace(/\/+$/, '');
     this.#baseUrl = root.endsWith(API_PREFIX) ? root : root + API_PREFIX;
-    this.#fetch = fetchImpl || globalThis.fetch;
-    if (typeof this.#fetch !== 'function') throw new TypeError('No fetch: use Node 20+ or pass options.fetch.');
+    const found = fetchImpl || globalThis.fetch;
+    if (typeof found !== 'function') throw new TypeError('No fetch: use Node 20+ or pass options.fetch.');
+    // A browser's fetch must be called on the window, not as a method of this client.
+    this.#fetch = fetchImpl ? fetchImpl : found.bind(globalThis);
   }
 
   /** One agent, with the document's methods: get, update, memories, start, endUser. */

@@ -43,3 +43,27 @@ def test_the_docs_page_lists_the_operations_and_calls_the_api_offline(page, live
     expect(operation.locator(".live-responses-table")).to_contain_text(agent.public_id)
     page.screenshot(path=str(tmp_path / "api-docs.png"), full_page=True)
     assert left == []
+
+
+def test_the_javascript_client_runs_in_a_browser(page, live_server, team, agent):
+    """static/sdk/agentnava.js as an ES module in Chromium, on the server's own origin."""
+    _, raw = services.api_key_create(team=team, name="browser")
+    page.goto(f"{live_server.url}/healthz")
+    result = page.evaluate(
+        """async ([key, agentId]) => {
+            const { AgentNava } = await import('/static/sdk/agentnava.js');
+            const agent = new AgentNava({ apiKey: key, baseUrl: location.origin }).agent(agentId);
+            const ananya = agent.endUser('u_ananya');
+            await ananya.memory.set('Prefers email over phone.');
+            const memory = await ananya.memory.get();
+            let code = null;
+            try { await ananya.memory.set('My card is 4111 1111 1111 1111.'); } catch (error) { code = error.code; }
+            const page = await agent.memories({ limit: 50 });
+            return { text: memory.text, code, listed: page.memories.map((m) => m.endUserId), notice: (await agent.get()).memorySettings.notice };
+        }""",
+        [raw, agent.public_id],
+    )
+    assert result["text"] == "Prefers email over phone."
+    assert result["code"] == "memory_refused"
+    assert result["listed"] == ["u_ananya"]
+    assert "remembers" in result["notice"]
