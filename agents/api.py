@@ -59,7 +59,7 @@ class AgentMemorySettingsOut(MemorySettingsOut):
     notice = serializers.CharField(
         allow_null=True,
         help_text="The privacy notice to show near the message box of a chat you draw yourself (R27); "
-        "null while memory is off.",
+        "null while memory is off (or the team's plan has no memory).",
     )
 
 
@@ -77,7 +77,9 @@ class AgentOut(serializers.Serializer):
 def agent_answer(agent: Agent, version: AgentVersion, notice) -> dict:
     config = version.config
     settings = dict(config["memorySettings"])
-    settings["notice"] = notice(settings, agent_name=agent.name) if settings["on"] and notice else None
+    # Only when memory can be used: on in this version, and on a plan that has it (R3).
+    in_use = settings["on"] and agent.team.has_memory
+    settings["notice"] = notice(settings, agent_name=agent.name) if in_use and notice else None
     return AgentOut(
         {
             "id": agent.public_id,

@@ -45,6 +45,13 @@ def test_the_notice_is_null_while_memory_is_off_and_links_the_privacy_url(api, a
     assert api.get(f"/agents/{agent.public_id}").body["memorySettings"]["notice"] is None
 
 
+def test_no_notice_when_the_plan_no_longer_has_memory(api, agent, team):
+    team.plan = Plan.PRO
+    team.save(update_fields=["plan"])
+    body = api.get(f"/agents/{agent.public_id}").body
+    assert body["memorySettings"]["on"] is True and body["memorySettings"]["notice"] is None
+
+
 def test_agent_update_publishes_a_new_version_at_once(api, agent):
     change = {
         "memorySettings": {
