@@ -358,6 +358,7 @@
   function start() {
     showError("");
     state.conversation = null;
+    setBusy(state.busy); // nothing can be sent until the new chat exists
     put("sessionStorage", "conversation", null);
     return call("POST", "/agents/" + encodeURIComponent(agentId) + "/start", withIdentity({ memory: memoryWanted(), switch: true })).then(
       function (data) {
@@ -517,6 +518,8 @@
       ui.launcher.removeAttribute("hidden");
     }
   }
+
+  setBusy(false); // the message box stays disabled until a chat has started
 
   ui.launcher.addEventListener("click", function () {
     openChat(true);
