@@ -198,7 +198,8 @@ def agent_publish(*, agent: Agent, user=None) -> AgentVersion:
 
 def agent_update(*, agent: Agent, changes: dict, user=None, source: str = "api") -> AgentVersion:
     """Apply `changes` to the published configuration and publish at once (the API, R2).
-    An open draft in the web app is left alone. No change, no new version."""
+    An open web draft was based on the older version, so publishing supersedes it: it is
+    discarded rather than left to undo this change on its next Publish. No change, no version."""
     published = agent_published_version(agent)
     new = _validated(agent, agent_config.merge_changes(published.config, changes))
     if new == published.config:

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Memory, MemoryRun
+from .models import ApplyJob, Memory, MemoryRun
 
 
 @admin.register(Memory)
@@ -13,3 +13,9 @@ class MemoryAdmin(admin.ModelAdmin):
 class MemoryRunAdmin(admin.ModelAdmin):
     list_display = ("memory", "kind", "status", "engine", "added", "replaced", "removed", "started_at")
     list_filter = ("kind", "status")
+
+
+@admin.register(ApplyJob)
+class ApplyJobAdmin(admin.ModelAdmin):
+    list_display = ("agent", "version", "status", "reviewed", "changed", "created_at")
+    list_filter = ("status",)
