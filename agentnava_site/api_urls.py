@@ -4,7 +4,7 @@
 This module sits above the apps, so it may wire them together: the agent's answer gets its
 privacy notice from `consent` here, since `agents` imports neither `consent` nor `memory`."""
 from django.http import JsonResponse
-from django.urls import include, path, re_path
+from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from agents import api as agents_api
@@ -14,7 +14,23 @@ from consent import api as consent_api
 from consent.notice import notice_text
 from memory import api as memory_api
 
-END_USER = "agents/<str:agent_id>/end-users/<path:end_user_id>"
+
+class EndUserIdConverter:
+    """An endUserId in a path: any characters, "/" and line breaks included (Django's `path`
+    converter stops at a line break); the services decide what is a valid id."""
+
+    regex = r"[\s\S]+"
+
+    def to_python(self, value):
+        return value
+
+    def to_url(self, value):
+        return value
+
+
+register_converter(EndUserIdConverter, "end_user_id")
+
+END_USER = "agents/<str:agent_id>/end-users/<end_user_id:end_user_id>"
 
 v1 = [
     path("agents/<str:agent_id>", agents_api.AgentApi.as_view(notice=notice_text), name="agent"),
@@ -39,7 +55,7 @@ def api_not_found(request, rest=""):
     return JsonResponse(error_body("not_found", "No such path in the API."), status=404)
 
 
-v1.append(re_path(r"^(?P<rest>.*)$", api_not_found))
+v1.append(re_path(r"^(?P<rest>[\s\S]*)\Z", api_not_found))
 
 urlpatterns = [
     path("v1/", include((v1, "api"), namespace="api")),

@@ -267,8 +267,10 @@ def test_missing_agent_and_conversation_answer_404_with_their_code(api):
     assert (api.get("/agents/agt_000000000000").status, api.get("/agents/agt_000000000000").code) == (404, "agent_not_found")
     answer = api.post("/conversations/conv_0000000000000000/messages", {"text": "Hi"})
     assert (answer.status, answer.code) == (404, "conversation_not_found")
-    answer = api.get("/nothing/here")
-    assert (answer.status, answer.code) == (404, "not_found")
+    for path in ("/nothing/here", "/nothing%0Ahere", "/agents/a/b/c"):
+        answer = api.get(path)
+        assert (answer.status, answer.code) == (404, "not_found"), path
+        assert answer.headers["content-type"] == "application/json"
 
 
 # --- Keys, the request's shape, throttling ---------------------------------------------------

@@ -113,10 +113,16 @@ def test_set_refuses_an_end_user_id_that_is_too_long(api, base):
     assert not EndUser.objects.exists()
 
 
-def test_an_end_user_id_may_hold_a_slash_and_spaces(api, base):
+def test_an_end_user_id_may_hold_a_slash_spaces_and_a_line_break(api, base):
     assert api.put(f"{base}/org%2F42%20ananya/memory", {"text": "Likes tea."}).status == 200
     assert EndUser.objects.get().external_id == "org/42 ananya"
     assert api.get(f"{base}/org%2F42%20ananya/memory").body["endUserId"] == "org/42 ananya"
+    assert api.put(f"{base}/a%0Ab/memory", {"text": "Likes coffee."}).status == 200
+    assert api.get(f"{base}/a%0Ab/memory").body["endUserId"] == "a\nb"
+    assert api.delete(f"{base}/a%0Ab").status == 204
+    assert list(EndUser.objects.values_list("external_id", flat=True)) == ["org/42 ananya"]
+    blank = api.put(f"{base}/%0A/memory", {"text": "Likes tea."})
+    assert (blank.status, blank.code) == (400, "invalid_end_user_id")
 
 
 # --- delete, stop, consent, erase ---------------------------------------------------------
