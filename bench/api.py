@@ -5,8 +5,9 @@
 In one run, on a scratch PostgreSQL database that it creates and drops at the end:
 1. `agent.memories()`: the first page against a page 900,000 rows deep (keyset on
    (updated_at, id) keeps the ratio near 1), with the OFFSET query's plan for contrast;
-2. `memory.get()`: p50 / p99 latency and requests per second through gunicorn, with a bounded
-   number of concurrent loopback clients;
+2. `memory.get()`: p50 / p99 latency and requests per second through gunicorn, with one and with a
+   bounded number of concurrent loopback clients; then again with each worker keeping its database
+   connection (the project opens one per request: CONN_MAX_AGE 0);
 3. chat start with memory against chat start without: queries and time per start, as ratios.
 
 Rows are made with SQL `generate_series`: 1,000,000 memories across 10 agents of one team (one
@@ -24,6 +25,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -126,9 +128,23 @@ def build(total: int, big: int, agents: int) -> dict:
 # --- HTTP through gunicorn --------------------------------------------------------------------
 
 
-def start_gunicorn(port: int, workers: int, rate: str) -> subprocess.Popen:
+def start_gunicorn(port: int, workers: int, rate: str, conn_max_age: int | None = None) -> subprocess.Popen:
+    """gunicorn with the project's settings, or (conn_max_age) the same settings keeping each
+    worker's database connection open that many seconds instead of opening one per request."""
+    settings_module = "agentnava_site.settings"
+    pythonpath = os.environ.get("PYTHONPATH", "")
+    if conn_max_age is not None:
+        scratch = Path(tempfile.mkdtemp(prefix="bench-api-"))
+        (scratch / "bench_api_settings.py").write_text(
+            "from agentnava_site.settings import *  # noqa: F403\n"
+            f"DATABASES['default']['CONN_MAX_AGE'] = {conn_max_age}  # noqa: F405\n"
+        )
+        settings_module = "bench_api_settings"
+        pythonpath = f"{scratch}:{ROOT}" + (f":{pythonpath}" if pythonpath else "")
     env = {
         **os.environ,
+        "DJANGO_SETTINGS_MODULE": settings_module,
+        "PYTHONPATH": pythonpath,
         "DATABASE_URL": DB_URL,
         "DEBUG": "",
         "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
@@ -151,6 +167,12 @@ def start_gunicorn(port: int, workers: int, rate: str) -> subprocess.Popen:
             pass
         time.sleep(0.1)
     raise RuntimeError("gunicorn did not start")
+
+
+def stop(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
 
 
 def request(port: int, method: str, path: str, key: str | None) -> tuple[int, bytes]:
@@ -212,7 +234,7 @@ def models_q(row):
     return Q(updated_at__lt=row.updated_at) | Q(id__lt=row.pk)
 
 
-def load(port: int, data: dict, clients: int, seconds: float) -> None:
+def load(port: int, data: dict, clients: int, seconds: float, label: str) -> None:
     """`clients` threads, each one request at a time, for `seconds`: memory.get on random end users."""
     from agents.models import Agent
 
@@ -249,7 +271,7 @@ def load(port: int, data: dict, clients: int, seconds: float) -> None:
     elapsed = time.perf_counter() - started
     latencies.sort()
     p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
-    print(f"memory.get through gunicorn: {len(latencies):,} requests from {clients} concurrent loopback clients "
+    print(f"memory.get through gunicorn ({label}): {len(latencies):,} requests from {clients} concurrent loopback client(s) "
           f"in {elapsed:.1f} s = {len(latencies) / elapsed:.0f} req/s; p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms; "
           f"non-200: {len(errors)}")
 
@@ -316,12 +338,17 @@ def main():
         server = start_gunicorn(port, args.workers, args.rate)
         print(f"gunicorn: {args.workers} sync workers on 127.0.0.1:{port}; per-key rate {args.rate}")
         pages(port, data, args.deep, args.samples)
-        load(port, data, args.clients, args.seconds)
+        load(port, data, 1, args.seconds / 2, "project settings: a connection per request")
+        load(port, data, args.clients, args.seconds, "project settings: a connection per request")
+        stop(server)
+        server = start_gunicorn(port, args.workers, args.rate, conn_max_age=60)
+        load(port, data, args.clients, args.seconds, "CONN_MAX_AGE=60: connections kept")
+        stop(server)
+        server = None
         chat_start(data, args.samples * 4)
     finally:
-        if server is not None and server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+        if server is not None:
+            stop(server)
         from django.db import connections
 
         connections.close_all()
