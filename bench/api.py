@@ -20,6 +20,7 @@ import http.client
 import os
 import platform
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -38,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 ADMIN_URL = os.environ.get("BENCH_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 DB_NAME = os.environ.get("BENCH_DB", "agentnava_bench_api")
 DB_URL = ADMIN_URL.rsplit("/", 1)[0] + "/" + DB_NAME
+SCRATCH_DIRS: list[Path] = []  # settings modules written for gunicorn; removed at the end
 MEMORY_TEXT = "Prefers email over phone.\nWorks from the Pune office.\nRenewed the plan on 3 Nov."
 
 
@@ -135,6 +137,7 @@ def start_gunicorn(port: int, workers: int, rate: str, conn_max_age: int | None 
     pythonpath = os.environ.get("PYTHONPATH", "")
     if conn_max_age is not None:
         scratch = Path(tempfile.mkdtemp(prefix="bench-api-"))
+        SCRATCH_DIRS.append(scratch)
         (scratch / "bench_api_settings.py").write_text(
             "from agentnava_site.settings import *  # noqa: F403\n"
             f"DATABASES['default']['CONN_MAX_AGE'] = {conn_max_age}  # noqa: F405\n"
@@ -349,6 +352,8 @@ def main():
     finally:
         if server is not None:
             stop(server)
+        for scratch in SCRATCH_DIRS:
+            shutil.rmtree(scratch, ignore_errors=True)
         from django.db import connections
 
         connections.close_all()
