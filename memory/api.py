@@ -27,8 +27,8 @@ from agents.api_base import (
     usable_id,
 )
 from agents.errors import AppError
-from agents.services import MAX_END_USER_ID_CHARS
 from agents.models import Agent, Conversation, Message
+from agents.services import MAX_END_USER_ID_CHARS
 from consent.models import Consent
 
 from . import policy, services
