@@ -87,7 +87,13 @@ WSGI_APPLICATION = "agentnava_site.wsgi.application"
 # IMMEDIATE transactions, so the web server and the django-q cluster never fail with
 # "database is locked". Production and CI use PostgreSQL through psycopg 3.
 DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}"
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+# Connections are kept for CONN_MAX_AGE seconds (health-checked), which roughly doubles
+# memory.get's throughput on PostgreSQL (docs/performance.md).
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=int(os.environ.get("CONN_MAX_AGE", "60")), conn_health_checks=True
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,

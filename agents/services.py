@@ -229,10 +229,10 @@ def agent_delete(*, agent: Agent) -> None:
 
 def end_user_get_or_create(*, agent: Agent, external_id: str) -> EndUser:
     external_id = (external_id or "").strip() if isinstance(external_id, str) else ""
-    if not external_id or len(external_id) > MAX_END_USER_ID_CHARS:
+    if not external_id or len(external_id) > MAX_END_USER_ID_CHARS or "\x00" in external_id:
         raise AppError(
             "invalid_end_user_id",
-            f"endUserId must be 1 to {MAX_END_USER_ID_CHARS} characters.",
+            f"endUserId must be 1 to {MAX_END_USER_ID_CHARS} characters, without NUL.",
             field="endUserId",
         )
     try:

@@ -50,7 +50,7 @@ def test_a_bad_end_user_id_is_refused_and_creates_nothing(agent):
     from agents.errors import AppError
     from agents.models import EndUser
 
-    for bad in ("", "   ", "x" * 201, None, 42):
+    for bad in ("", "   ", "x" * 201, None, 42, "u_\x00_1"):
         with pytest.raises(AppError):
             services.conversation_start(agent=agent, external_id=bad)
     assert not EndUser.objects.exists() and not Conversation.objects.exists()
