@@ -45,9 +45,7 @@ v1 = [
     path("conversations/<str:conversation_id>/messages", agents_api.MessageSendApi.as_view(), name="conversation-messages"),
     path("conversations/<str:conversation_id>/events", agents_api.EventRecordApi.as_view(), name="conversation-events"),
 ]
-# The Builder's rules are agents/builder.py (another issue): its endpoint is served once they exist.
-if agents_api.builder_available():
-    v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
+v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
 
 
 def api_not_found(request, rest=""):

@@ -8,6 +8,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from .builder import MAX_MESSAGE_CHARS as BUILDER_MAX_CHARS, builder_message
 from . import config as agent_config
 from . import services
 from .api_base import (
@@ -383,19 +384,6 @@ class EventRecordApi(TeamApi):
 # --- The Builder --------------------------------------------------------------------------
 
 
-def builder_available() -> bool:
-    """Whether the Builder's service (agents/builder.py, `builder_message`) exists yet."""
-    try:
-        from .builder import builder_message  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-try:
-    from .builder import MAX_MESSAGE_CHARS as BUILDER_MAX_CHARS
-except ImportError:
-    BUILDER_MAX_CHARS = 2000
 
 
 class BuilderApi(TeamApi):
@@ -429,8 +417,6 @@ class BuilderApi(TeamApi):
         },
     )
     def post(self, request, agent_id):
-        from .builder import builder_message
-
         agent = self.agent(agent_id)
         data = parse_body(self.MessageIn, request)
         result = builder_message(agent=agent, message=data["message"], user=None)
@@ -445,5 +431,4 @@ __all__ = [
     "MessageSendApi",
     "VersionListApi",
     "agent_answer",
-    "builder_available",
 ]

@@ -13,7 +13,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from . import services
 from .builder import builder_message
 from .errors import AppError
-from .models import ApiKey, AgentVersion
+from .models import ApiKey
 from .selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
 
 

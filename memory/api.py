@@ -1,12 +1,10 @@
 """The REST API for memories: the list, one end user's memory (get, set, delete, stop) and the
 end user's erase. Thin classes over `memory.services`; the privacy guards are `memory.policy`'s,
 called by `memory_set` as on every other write path."""
-import base64
-import binascii
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -33,6 +31,7 @@ from consent.models import Consent
 
 from . import policy, services
 from .models import Memory, MemoryRun
+from .selectors import memories_after, memories_present, memory_cursor, memory_cursor_decode
 
 TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
@@ -42,11 +41,6 @@ END_USER_PATH = OpenApiParameter(
 )
 
 # --- Reads ------------------------------------------------------------------------------------
-
-
-def _present(queryset):
-    """A memory exists for readers while it has text or records a stop; a deleted one is empty."""
-    return queryset.filter(Q(text__gt="") | Q(stopped_at__isnull=False))
 
 
 def with_read_fields(memories):
@@ -89,20 +83,10 @@ def memory_read(memory: Memory) -> dict:
     return memory_reads(with_read_fields(Memory.objects.filter(pk=memory.pk)))[0]
 
 
-def encode_cursor(memory: Memory) -> str:
-    raw = f"{memory.updated_at.isoformat()}|{memory.pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 def decode_cursor(cursor: str) -> tuple[datetime, int]:
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        at, _, pk = raw.partition("|")
-        when = datetime.fromisoformat(at)
-        if when.tzinfo is None:
-            raise ValueError("naive")
-        return when, int(pk)
-    except (ValueError, binascii.Error, UnicodeDecodeError, OverflowError):
+        return memory_cursor_decode(cursor)
+    except AppError:
         raise serializers.ValidationError({"cursor": ["Not a cursor from this API: pass next.cursor as it came."]})
 
 
@@ -110,10 +94,9 @@ def memory_page(agent: Agent, *, limit: int, before: datetime | None, after_key:
     """Present memories, newest change first, keyset-paged on (updated_at, id) through the
     (agent, -updated_at, -id) index: a page deep in the list costs what the first one does.
     `before` takes those changed strictly before it; `after_key` continues exactly after a row."""
-    memories = _present(Memory.objects.filter(agent=agent))
+    memories = memories_present(agent)
     if after_key is not None:
-        at, pk = after_key
-        memories = memories.filter(updated_at__lte=at).filter(Q(updated_at__lt=at) | Q(id__lt=pk))
+        memories = memories_after(memories, *after_key)
     elif before is not None:
         memories = memories.filter(updated_at__lt=before)
     rows = list(with_read_fields(memories).order_by("-updated_at", "-id")[: limit + 1])
@@ -182,7 +165,7 @@ class MemoryListApi(TeamApi):
         after_key = decode_cursor(query["cursor"]) if "cursor" in query else None
         page, more = memory_page(agent, limit=query["limit"], before=query.get("before"), after_key=after_key)
         last = page[-1] if page else None
-        next_page = {"before": last.updated_at, "cursor": encode_cursor(last)} if more else None
+        next_page = {"before": last.updated_at, "cursor": memory_cursor(last)} if more else None
         return Response(MemoryPageOut({"memories": memory_reads(page), "next": next_page}).data)
 
 
@@ -208,8 +191,8 @@ class MemoryApi(TeamApi):
         if usable_id(end_user_id.strip(), MAX_END_USER_ID_CHARS):
             # Through the end user's (agent, external_id) unique index: naming only the memory's
             # agent would make PostgreSQL scan every end user (seen at 1,000,000 in bench/api.py).
-            mine = Memory.objects.filter(agent=agent, end_user__agent=agent, end_user__external_id=end_user_id.strip())
-            memory = with_read_fields(_present(mine)).first()
+            mine = memories_present(agent).filter(end_user__agent=agent, end_user__external_id=end_user_id.strip())
+            memory = with_read_fields(mine).first()
         if memory is None:
             raise AppError("memory_not_found", "This end user has no memory on this agent.", status=404)
         return Response(MemoryOut(memory_reads([memory])[0]).data)

@@ -1,7 +1,13 @@
 """Reads for memories: due work for the sweep, what a run reads, lists for the tab and the API."""
+import base64
+import binascii
 from datetime import datetime, timedelta
 
 from django.db.models import Min, Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from agents.errors import AppError
 
 from agents.models import ActionRun, Conversation, EndUser, Message
 
@@ -80,3 +86,35 @@ def memory_for_end_user(end_user: EndUser) -> Memory | None:
 
 def memory_runs(memory: Memory, limit: int = 20) -> QuerySet[MemoryRun]:
     return memory.runs.select_related("actor").order_by("-started_at", "-id")[:limit]
+
+
+# --- Who is remembered: one definition and one keyset cursor for the tab and the API ---------
+
+
+def memories_present(agent) -> QuerySet[Memory]:
+    """A memory exists for readers while it has lines or records a stop; a deleted one is empty."""
+    return Memory.objects.filter(agent=agent).filter(~Q(text="") | Q(stopped_at__isnull=False))
+
+
+def memories_after(memories: QuerySet[Memory], at: datetime, pk: int) -> QuerySet[Memory]:
+    """Those strictly after (at, pk) in newest-change-first order: the keyset step, served by the
+    (agent, -updated_at, -id) index, never OFFSET."""
+    return memories.filter(updated_at__lte=at).filter(Q(updated_at__lt=at) | Q(id__lt=pk))
+
+
+def memory_cursor(memory: Memory) -> str:
+    raw = f"{memory.updated_at.isoformat()}|{memory.pk}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
+    """(updated_at, id) from a cursor made by `memory_cursor`, or AppError `invalid_cursor`."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, _, pk = raw.partition("|")
+        at = parse_datetime(when)
+        if at is None or timezone.is_naive(at):
+            raise ValueError("not an aware time")
+        return at, int(pk)
+    except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
+        raise AppError("invalid_cursor", "That page link is not valid. Start again from the newest.", field="after") from None

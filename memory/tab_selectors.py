@@ -1,8 +1,6 @@
 """Reads for the Memory tab and one memory's page: the remembered end users (keyset-paged, never
 OFFSET), runs per day for the chart, one memory's facts, the instruction checks. Every rule comes
 from `policy` and `consent.notice`; nothing here decides anything of its own."""
-import base64
-import binascii
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -19,6 +17,7 @@ from consent.notice import guidance_for
 
 from . import policy
 from .models import Memory, MemoryRun
+from .selectors import memories_after, memories_present, memory_cursor, memory_cursor_decode
 
 PAGE_SIZE = 50
 CHART_DAYS = 30
@@ -28,27 +27,9 @@ MAX_SEARCH_CHARS = 200
 # --- Remembered end users --------------------------------------------------------------------
 
 
-def encode_cursor(memory: Memory) -> str:
-    raw = f"{memory.updated_at.isoformat()}|{memory.pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    """(updated_at, id) from a page link, or AppError when it is not one of ours."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        when, _, pk = raw.partition("|")
-        at = parse_datetime(when)
-        if at is None or timezone.is_naive(at):
-            raise ValueError
-        return at, int(pk)
-    except (ValueError, UnicodeDecodeError, binascii.Error):
-        raise AppError("invalid_cursor", "That page link is not valid. Start again from the newest.", field="after") from None
-
-
 def remembered_queryset(agent: Agent):
     """Who is remembered: a memory with lines, or one they asked to stop (empty, but kept as a record)."""
-    return Memory.objects.filter(agent=agent).filter(~Q(text="") | Q(stopped_at__isnull=False))
+    return memories_present(agent)
 
 
 @dataclass
@@ -70,12 +51,12 @@ def remembered_page(agent: Agent, *, query: str = "", after: str = "", limit: in
         rows = rows.filter(end_user__external_id__icontains=query)
     total = rows.count()
     if after:
-        at, pk = decode_cursor(after)
-        rows = rows.filter(Q(updated_at__lt=at) | Q(updated_at=at, id__lt=pk))
+        at, pk = memory_cursor_decode(after)
+        rows = memories_after(rows, at, pk)
     page = list(
         rows.select_related("end_user", "end_user__consent").order_by("-updated_at", "-id")[: limit + 1]
     )
-    next_cursor = encode_cursor(page[limit - 1]) if len(page) > limit else None
+    next_cursor = memory_cursor(page[limit - 1]) if len(page) > limit else None
     return MemoryPage(rows=page[:limit], next_cursor=next_cursor, total=total, query=query)
 
 
