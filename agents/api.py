@@ -31,6 +31,9 @@ TAG_CONVERSATIONS = ["Conversations"]
 MAX_EVENT_TEXT_CHARS = 50_000
 
 
+# What a model-backed endpoint can answer when the engine fails (agents.engines.EngineError).
+MODEL_ERRORS = ("model_error", "model_malformed", "model_timeout", "model_rate_limited", "model_unreachable", "model_refused")
+
 # --- Shapes shared by the agent's answers -----------------------------------------------
 
 
@@ -289,11 +292,7 @@ class MessageSendApi(TeamApi):
                 "invalid_message",
                 "message_too_long",
                 "conversation_not_found",
-                "model_error",
-                "model_timeout",
-                "model_rate_limited",
-                "model_unreachable",
-                "model_refused",
+                *MODEL_ERRORS,
                 body=True,
             ),
         },
@@ -407,11 +406,7 @@ class BuilderApi(TeamApi):
             201: BuilderOut,
             **errors(
                 "agent_not_found",
-                "model_error",
-                "model_timeout",
-                "model_rate_limited",
-                "model_unreachable",
-                "model_refused",
+                *MODEL_ERRORS,
                 body=True,
             ),
         },

@@ -43,6 +43,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "unsupported_media_type": (415, "Send the body as application/json."),
     "rate_limited": (429, "Too many requests for this API key; wait the Retry-After seconds."),
     "model_error": (502, "The model could not give a usable answer; nothing was recorded."),
+    "model_malformed": (502, "The model's answer was not the JSON asked for; nothing was recorded."),
     "model_timeout": (502, "The model did not answer in time; nothing was recorded."),
     "model_rate_limited": (502, "The model server is rate limited; nothing was recorded."),
     "model_unreachable": (502, "The model server could not be reached; nothing was recorded."),

@@ -84,8 +84,8 @@ _STOP = {
         rf"(?:me|anything(?: {_ABOUT_ME})?|things {_ABOUT_ME}|{_MY_DATA})",
         r"forget (?:me|about me|everything|all of it|everything about me|all about me|"
         r"(?:everything|all|whatever|what|anything) you (?:know|remember) about me)",
-        rf"(?:turn|switch) off (?:your |the )?memory(?: (?:about|of|for|on) me)?",
-        rf"(?:disable|delete|erase|wipe|clear) (?:your |the )?(?:memory|memories) (?:about|of|for|on) me",
+        r"(?:turn|switch) off (?:your |the )?memory(?: (?:about|of|for|on) me)?",
+        r"(?:disable|delete|erase|wipe|clear) (?:your |the )?(?:memory|memories) (?:about|of|for|on) me",
         r"stop remembering",
     ],
     "es": [
