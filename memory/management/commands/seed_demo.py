@@ -46,7 +46,8 @@ CHATS = [
     ]),
     ("u_meera", [
         ((2026, 11, 4, 16, 0), [
-            ("user", "I'm the finance manager and I'm migrating our invoices from Zendesk."),
+            ("user", "I'm a finance manager at Acme."),
+            ("user", "We're migrating our invoices from Zendesk."),
             ("web_page", "Meera works from the Delhi office."),
             ("action", "book_demo", "succeeded"),
         ]),
