@@ -1,13 +1,12 @@
 """Shared fixtures: teams, members, agents, keys, the loopback OpenAI-compatible server, and
 Playwright on Debian's Chromium (never a downloaded browser)."""
 import os
-import shutil
 
 import pytest
 from django.test import Client
 
 from agents import services as agent_services
-from agents.models import Membership, Plan, Team
+from agents.models import Membership, Plan
 
 from .fake_openai import FakeOpenAI
 

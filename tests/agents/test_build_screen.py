@@ -1,5 +1,4 @@
 """The team members' web app: sign-in, team scoping on every Build-screen URL, CSRF, drafts."""
-import pytest
 from django.test import Client
 from django.urls import reverse
 

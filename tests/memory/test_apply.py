@@ -6,7 +6,7 @@ from django.urls import reverse
 from django_q.conf import Conf
 
 from agents import services as agent_services
-from agents.engines import EngineError, EngineResult, OfflineEngine
+from agents.engines import EngineError, OfflineEngine
 from agents.errors import AppError
 from agents.models import Plan
 from memory import apply, services

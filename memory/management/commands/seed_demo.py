@@ -5,7 +5,6 @@ from datetime import datetime, timedelta, timezone as dt_timezone
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from django.utils import timezone
 
 from agents import services as agent_services
 from agents.models import Agent, Membership, Plan, Team
