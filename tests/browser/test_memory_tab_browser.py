@@ -3,14 +3,9 @@ write instructions, Try (the database unchanged), Publish (a new version), Apply
 progress bar run by a real django-q cluster over 200+ memories, then correct one person's memory:
 a line edited, one deleted, an edit with a card number refused with its reason, and a line
 holding <script> shown as text."""
-import os
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 from django_q.conf import Conf
 from playwright.sync_api import expect
@@ -19,11 +14,11 @@ from agents import services as agent_services
 from agents.models import AgentVersion, EndUser
 from memory.models import ApplyJob, Memory, MemoryRun
 
+from ..cluster import start_cluster, stop_cluster
 from ..memory.seed import T0, chat_and_remember, database_fingerprint, remembered
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 BULK = 200
 OFFICE_LINES = "Works from the Pune office.\nPrefers email over phone."
 
@@ -33,32 +28,6 @@ def sign_in(page, live_server, email, password="pw-for-tests-1"):
     page.fill("input[name=username]", email)
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
-
-
-def start_cluster(log_path):
-    """A real django-q cluster in its own process, on this test's database."""
-    db = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "agentnava_site.settings_test", "Q_SYNC": "0"}
-    if db["ENGINE"].endswith("postgresql"):
-        env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
-    env.pop("REDIS_URL", None)
-    log = open(log_path, "w+")
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
-    )
-    return process, log
-
-
-def stop_cluster(process, log):
-    os.killpg(process.pid, 15)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, 9)
-        process.wait()
-    log.close()
 
 
 def seed_story(agent):

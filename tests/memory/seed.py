@@ -15,9 +15,11 @@ from memory.models import Memory
 T0 = (timezone.now() - timedelta(days=3)).replace(hour=9, minute=0, second=0, microsecond=0)
 
 
-def chat(agent, external_id, turns, *, start=T0, memory=True):
+def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
     """A conversation: ("user"|"agent"|..., text) or ("action", name, status), a minute apart."""
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=start)
+    conversation = agent_services.conversation_start(
+        agent=agent, external_id=external_id, memory=memory, project=project, now=start
+    )
     at = start
     for turn in turns:
         at += timedelta(minutes=1)

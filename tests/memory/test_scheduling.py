@@ -1,10 +1,6 @@
 """Scheduling on django-q (R11): the sweep's schedule, the real cluster, retention (R4)."""
-import os
-import subprocess
-import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -18,7 +14,8 @@ from memory.models import Memory
 from memory.schedules import SCHEDULES, ensure_schedules
 from memory.services import memory_retention_sweep, memory_set
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..cluster import start_cluster, stop_cluster
+
 
 
 def test_the_cluster_config_is_bounded_and_does_not_catch_up():
@@ -95,18 +92,7 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
     start = timezone.now() - timedelta(minutes=30)
     conversation = agent_services.conversation_start(agent=agent, external_id="u_cluster", now=start)
     agent_services.message_record(conversation=conversation, kind="user", text="Please email me, I prefer email over phone.", now=start)
-    db = connection.settings_dict
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "agentnava_site.settings_test", "Q_SYNC": "0"}
-    if db["ENGINE"].endswith("postgresql"):
-        env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    else:
-        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
-    env.pop("REDIS_URL", None)
-    log = open(tmp_path / "qcluster.log", "w+")
-    cluster = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, start_new_session=True,
-        stdout=log, stderr=subprocess.STDOUT,
-    )
+    cluster, log = start_cluster(tmp_path / "qcluster.log")
     try:
         deadline = time.monotonic() + 120  # the scheduler ticks every ~30 s
         memory = None
@@ -120,10 +106,4 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
         assert memory.text == "Prefers email over phone."
         assert memory.runs.get().kind == "quiet"
     finally:
-        os.killpg(cluster.pid, 15)
-        try:
-            cluster.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(cluster.pid, 9)
-            cluster.wait()
-        log.close()
+        stop_cluster(cluster, log)

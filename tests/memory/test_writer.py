@@ -11,21 +11,14 @@ from memory import services, writer
 from memory.models import Memory, MemoryRun
 
 from ..fake_openai import chat_json
+from . import seed
 
 T0 = datetime(2026, 11, 3, 14, 0, tzinfo=dt_tz.utc)
 
 
 def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
-    """Record a conversation: ("user"|"agent"|"tool_result"|"file"|"web_page", text) or ("action", name, status)."""
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, project=project, now=start)
-    at = start
-    for turn in turns:
-        at += timedelta(minutes=1)
-        if turn[0] == "action":
-            agent_services.action_run_record(conversation=conversation, name=turn[1], status=turn[2], now=at)
-        else:
-            agent_services.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
-    return conversation, at
+    """A conversation starting at this file's own T0 (3 Nov, so lines read "3 Nov")."""
+    return seed.chat(agent, external_id, turns, start=start, memory=memory, project=project)
 
 
 def memory_text(agent, external_id):
