@@ -2,6 +2,7 @@
 from agents.models import Conversation
 
 from .models import Memory
+from .policy import line_refusal
 
 NOTE_PREAMBLE = (
     "What you remember about this person from earlier chats. It may be incomplete or out of date. "
@@ -22,8 +23,7 @@ def render_note(lines: list[str]) -> str:
 def note_lines(memory: Memory | None) -> list[str]:
     if memory is None or memory.stopped_at is not None:
         return []
-    from .policy import line_refusal  # a line the policy refuses is never shown to the chat
-
+    # A line the policy refuses is never shown to the chat's agent.
     return [line for line in memory.lines if not line_refusal(line, check_categories=False)]
 
 

@@ -10,7 +10,7 @@ from agents.models import Agent, Conversation, EndUser
 
 from . import policy
 from .models import Memory, MemoryRun
-from .writer import _memory_row, run_quiet_window
+from .writer import memory_row_for, run_quiet_window
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def memory_set(*, end_user: EndUser, text: str, kind: str = MemoryRun.Kind.TEAM_
     A stopped memory cannot be written: resume it first."""
     now = now or timezone.now()
     lines = policy.check_memory_text(text)
-    memory = Memory.objects.select_for_update().get(pk=_memory_row(end_user, now).pk)
+    memory = Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
     if memory.stopped_at is not None:
         raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
     before = memory.lines
@@ -84,7 +84,7 @@ def memory_delete(*, end_user: EndUser, actor=None, now=None) -> None:
     """Empty the memory and move `read_up_to` to now, so no older chat can bring a line back
     (R20). Its run rows keep counts only; nothing of its words survives."""
     now = now or timezone.now()
-    memory = Memory.objects.select_for_update().get(pk=_memory_row(end_user, now).pk)
+    memory = Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
     memory.text = ""
     memory.read_up_to = now
     memory.updated_at = now
@@ -98,7 +98,7 @@ def memory_stop(*, end_user: EndUser, stop: bool = True, kind: str = MemoryRun.K
     """`stop=True`: they asked to stop: emptied, read_up_to moved to now, nothing more kept, and
     new chats do not use memory. `stop=False`: they changed their mind; memory resumes from now."""
     now = now or timezone.now()
-    memory = Memory.objects.select_for_update().get(pk=_memory_row(end_user, now).pk)
+    memory = Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
     if stop:
         before = memory.lines
         memory.text = ""

@@ -191,7 +191,7 @@ def _published_config(agent) -> dict:
     return agent.versions.order_by("-number").values_list("config", flat=True).first()
 
 
-def _memory_row(end_user: EndUser, now: datetime) -> Memory:
+def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
     try:
         with transaction.atomic():
             memory, _ = Memory.objects.get_or_create(
@@ -261,7 +261,7 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
     if not config["memorySettings"]["on"] or not end_user.agent.team.has_memory:
         _finish_due(end_user, now, more_to_read=False)
         return None
-    memory = _memory_row(end_user, now)
+    memory = memory_row_for(end_user, now)
     for _ in range(3):  # another run may write between our read and our write: read again
         if memory.stopped_at is not None:
             _finish_due(end_user, now, more_to_read=False)
