@@ -22,6 +22,7 @@ from .dates import short_date
 from .instructions import REVIEW_INSTRUCTIONS, layered_instructions
 from .models import Memory, MemoryRun
 from .selectors import read_cutoff, writer_input
+from .writer_schema import OUTPUT_SCHEMA
 
 TASK = "memory_operations"
 OPS = ("keep", "add", "replace", "remove")
@@ -172,8 +173,6 @@ def propose(*, lines: list[str], inp: dict, config: dict, now: datetime, mode: s
     system = layered_instructions(settings.get("instructions", ""))
     if mode == "review":
         system += "\n" + REVIEW_INSTRUCTIONS
-    from .offline import OUTPUT_SCHEMA
-
     result = (engine or get_engine()).structured(task=TASK, system=system, payload=payload, schema=OUTPUT_SCHEMA)
     operations = result.data.get("operations") if isinstance(result.data, dict) else None
     allowed = {m["id"] for m in payload["messages"]} | {a["id"] for a in payload["actions"]}

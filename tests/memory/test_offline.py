@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memory import offline, policy
-from memory.offline import OUTPUT_SCHEMA, kinds_left_out, memory_operations
+from memory.offline import kinds_left_out, memory_operations
+from memory.writer_schema import OUTPUT_SCHEMA
 
 CASES_PATH = Path(__file__).resolve().parents[1] / "eval" / "cases.jsonl"
 CONTEXT_NOTE = "The agent's reply: context only, never a source."
@@ -397,7 +398,7 @@ def test_opened_category_is_kept_where_a_rule_can():
         ("leave out which office they work from", {"office"}),
         ("Keep which office they work from.", set()),
         ("Don't remember their language or purchases.", {"language", "action"}),
-        ("Only keep their language.", set(offline._KIND_VOCABULARY) - {"language"}),
+        ("Only keep their language.", set(offline.KIND_VOCABULARY) - {"language"}),
         ("", set()),
     ],
 )

@@ -1,0 +1,253 @@
+"""The engine: the memory being updated, and one run read message by message and action by action."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .. import policy
+from .keys import kind_of, kind_of_line, kinds_left_out, line_key
+from .rules import RULES, Fact, Sentence, Update, plan_name
+from .vocabulary import INJECTION, PURCHASE_LABEL, SAID_ONCE, day_of, sentence_case, significant
+
+# ---------------------------------------------------------------------------------------------
+# The memory being updated
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Line:
+    number: int
+    original: str
+    text: str | None  # None once removed
+    sources: list[str] = field(default_factory=list)
+
+    @property
+    def op(self) -> str:
+        if self.text is None:
+            return "remove"
+        return "keep" if self.text == self.original else "replace"
+
+
+class _Memory:
+    """The existing lines and the additions of this run; every change goes through ``put`` or ``update``."""
+
+    def __init__(self, lines: list[dict], *, opened: frozenset[str], left_out: frozenset[str]) -> None:
+        self.lines = [
+            _Line(number=int(line["n"]), original=str(line["text"]), text=str(line["text"]))
+            for line in lines
+            if isinstance(line, dict) and "n" in line and "text" in line
+        ]
+        self.added: list[Fact] = []
+        self.opened = opened
+        self.left_out = left_out
+
+    def _live(self) -> int:
+        return sum(1 for line in self.lines if line.text is not None) + len(self.added)
+
+    def allows(self, text: str, key: str | None) -> bool:
+        kind = kind_of(text, key) if key else kind_of_line(text)
+        if kind and kind in self.left_out:
+            return False
+        return policy.line_refusal(text, opened=self.opened) is None
+
+    def put(self, fact: Fact) -> None:
+        if not self.allows(fact.text, fact.key):
+            return
+        for line in self.lines:
+            if line.text is None or line_key(line.text) != fact.key:
+                continue
+            if line.text == fact.text or (fact.tentative and "(said once" not in line.text.lower()):
+                return  # already known; a new "maybe" does not weaken a firm line
+            if fact.tentative and "(said once" in line.text.lower():
+                return  # said once again: the line and its first date stand
+            line.text, line.sources = fact.text, list(fact.sources)
+            return
+        for index, added in enumerate(self.added):
+            if added.key == fact.key:
+                if fact.tentative and not added.tentative:
+                    return
+                if not (fact.tentative and added.tentative):
+                    self.added[index] = Fact(fact.key, fact.text, _merge(added.sources, fact.sources))
+                return
+        if any(line.text == fact.text for line in self.lines) or self._live() >= policy.MAX_LINES:
+            return
+        self.added.append(fact)
+
+    def update(self, update: Update) -> None:
+        needle = significant(update.old) if update.old else set()
+        touched = False
+        if needle:
+            for line in self.lines:
+                if line.text is None or not _mentions(line.text, needle, update.any_word):
+                    continue
+                kind = kind_of_line(line.text)
+                if (kind and kind in self.left_out) or (update.kinds is not None and kind not in update.kinds):
+                    continue
+                if update.new is None:
+                    line.text, line.sources = None, list(update.sources)
+                else:
+                    new_text = re.sub(rf"\b{re.escape(update.old)}\b", update.new, line.text, flags=re.I)
+                    new_text = SAID_ONCE.sub("", new_text)
+                    if new_text != line.text and self.allows(new_text, line_key(new_text)):
+                        line.text, line.sources = new_text, list(update.sources)
+                touched = True
+            self.added = [
+                fact
+                for fact in self.added
+                if not _mentions(fact.text, needle, update.any_word)
+                or (update.kinds is not None and kind_of_line(fact.text) not in update.kinds)
+            ]
+        if not touched and update.fallback is not None:
+            self.put(update.fallback)
+
+    def operations(self) -> list[dict]:
+        operations = []
+        for line in self.lines:
+            op = line.op
+            operations.append({
+                "op": op,
+                "line": line.number,
+                "text": line.text if op == "replace" else None,
+                "sources": list(line.sources) if op != "keep" else [],
+            })
+        for fact in self.added:
+            operations.append({"op": "add", "line": None, "text": fact.text, "sources": list(fact.sources)})
+        return operations
+
+
+def _mentions(text: str, needle: set[str], any_word: bool) -> bool:
+    words = significant(text)
+    return bool(needle & words) if any_word else needle <= words
+
+
+def _merge(first: list[str], second: list[str]) -> list[str]:
+    return first + [source for source in second if source not in first]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a run
+# ---------------------------------------------------------------------------------------------
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,?\s+\b(?:but|however)\b\s*", re.I)
+
+
+def _sentences(message: dict, opened: frozenset[str]) -> list[Sentence] | None:
+    """The message's sentences that the guards let through; ``None`` when the whole message is out."""
+    text = str(message.get("text") or "")
+    if INJECTION.search(text):
+        return None
+    parts = [part.strip() for part in _SENTENCE_SPLIT.split(text) if part and part.strip()]
+    kept = []
+    for part in parts:
+        category = policy.find_category(part, opened=opened)
+        if category in {"authority", "ranking"}:
+            return None  # an attempt to steer the agent: nothing in this message is trusted
+        if category or policy.find_secret(part):
+            continue
+        kept.append(Sentence(text=part, source=str(message.get("id")), day=day_of(message), opened=opened))
+    return kept
+
+
+def _action_facts(action: dict, *, someone_else: bool) -> list[Fact | Update]:
+    """A succeeded action gives "<label> on <day>." (R9); failed ones give nothing."""
+    if str(action.get("status", "")).lower() != "succeeded":
+        return []
+    label = str(action.get("label") or "").strip().rstrip(".") or _label_from_name(str(action.get("name") or ""))
+    if not label:
+        return []
+    if someone_else and PURCHASE_LABEL.search(label):
+        return []
+    source = [str(action.get("id"))]
+    day = day_of(action)
+    text = f"{label} on {day}." if day else f"{label}."
+    facts: list[Fact | Update] = [Fact(key=line_key(text) or f"action:{label.lower()}", text=sentence_case(text), sources=source)]
+    if match := re.search(r"\b(?:upgraded|downgraded|switched|moved|changed)\s+to\s+(?:the\s+)?([\w\-]+)\s+plan\b", label, re.I):
+        facts.append(Fact(key="plan", text=f"Is on the {plan_name(match.group(1))} plan.", sources=source))
+    return facts
+
+
+_PAST = {
+    "renew": "Renewed", "buy": "Bought", "purchase": "Purchased", "book": "Booked", "cancel": "Cancelled",
+    "upgrade": "Upgraded", "downgrade": "Downgraded", "order": "Ordered", "subscribe": "Subscribed to",
+    "pay": "Paid", "refund": "Refunded", "schedule": "Scheduled", "reschedule": "Rescheduled",
+    "change": "Changed", "update": "Updated", "add": "Added", "remove": "Removed", "create": "Created",
+    "reset": "Reset", "switch": "Switched", "enable": "Enabled", "disable": "Disabled", "reserve": "Reserved",
+}
+
+
+def _label_from_name(name: str) -> str:
+    words = [word for word in re.split(r"[_\-\s]+", name.strip()) if word]
+    if not words:
+        return ""
+    verb = _PAST.get(words[0].lower())
+    if verb is None:
+        return " ".join(words).capitalize()
+    rest = " ".join(words[1:])
+    return f"{verb} the {rest}" if rest else verb
+
+
+def _confirms_said_once(memory: _Memory, fact: Fact) -> bool:
+    """An action that does what a said-once line said might happen replaces that line."""
+    words = significant(fact.text)
+    for line in memory.lines:
+        if line.text and "(said once" in line.text.lower():
+            target = significant(line.text) - {"might", "plans"}
+            if target and target <= words | {"move", "switch"}:
+                line.text, line.sources = fact.text, list(fact.sources)
+                return True
+    return False
+
+
+def memory_operations(payload: dict) -> dict:
+    """Read one run's payload and return ``{"operations": [...]}`` matching ``OUTPUT_SCHEMA``.
+
+    Guarantees: one operation per existing line (``keep``, ``replace`` or ``remove``) and only for
+    line numbers that exist; ``add`` and ``replace`` always cite message or action ids; in ``review``
+    mode nothing is added and lines the guards now refuse, or the team's instructions leave out, are
+    removed; no line is proposed that ``policy.line_refusal`` refuses (with the categories the team's
+    instructions open); the memory never grows past ``policy.MAX_LINES``.
+    """
+    instructions = payload.get("instructions") or {}
+    team = str(instructions.get("team") or "") if isinstance(instructions, dict) else str(instructions)
+    opened = policy.categories_opened_by(team)
+    left_out = kinds_left_out(team)
+    memory = _Memory(list(payload.get("lines") or []), opened=opened, left_out=left_out)
+
+    if payload.get("mode") == "review":
+        for line in memory.lines:
+            if not memory.allows(line.text or "", line_key(line.text or "")):
+                line.text = None
+        return {"operations": memory.operations()}
+
+    messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
+    actions = [a for a in payload.get("actions") or [] if isinstance(a, dict)]
+    someone_else = any(
+        policy.find_category(str(m.get("text") or ""), opened=opened) in {"other_people", "relationships"}
+        for m in messages
+    )
+    events = sorted(
+        [("message", m) for m in messages] + [("action", a) for a in actions],
+        key=lambda event: str(event[1].get("at") or ""),
+    )
+    for kind, item in events:
+        if kind == "action":
+            for fact in _action_facts(item, someone_else=someone_else):
+                if isinstance(fact, Fact) and fact.key.startswith("action:") and _confirms_said_once(memory, fact):
+                    continue
+                if isinstance(fact, Fact) and fact.key == "plan" and not any(
+                    line.text and line_key(line.text) == "plan" for line in memory.lines
+                ):
+                    continue  # the dated action line says it; a plan line only replaces an older one
+                memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)
+            continue
+        for sentence in _sentences(item, opened) or []:
+            for kind_name, read in RULES:
+                if kind_name in left_out:
+                    continue
+                for result in read(sentence):
+                    if isinstance(result, Fact):
+                        memory.put(result)
+                    else:
+                        memory.update(result)
+    return {"operations": memory.operations()}

@@ -1,0 +1,133 @@
+"""The words the rules read: channels, languages, tools, job titles, and the small helpers that turn
+the person's words into a line about them."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+# ---------------------------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------------------------
+
+CHANNELS: dict[str, str] = {
+    "email": "email", "e-mail": "email", "mail": "email", "emails": "email",
+    "phone": "phone", "call": "phone", "calls": "phone", "phone calls": "phone", "a call": "phone",
+    "whatsapp": "WhatsApp", "sms": "SMS", "text": "SMS", "texts": "SMS", "text messages": "SMS",
+    "chat": "chat", "live chat": "chat", "telegram": "Telegram",
+}
+CHANNEL = r"(?:e-mail|emails?|mail|phone\s+calls|phone|calls?|a\s+call|whatsapp|sms|text\s+messages|texts?|live\s+chat|chat|telegram)"
+CHANNEL_VERB = r"(?:e-?mail|mail|call|phone|ring|text|sms|whatsapp|message)"
+
+LANGUAGES = (
+    "English", "Hindi", "Marathi", "Tamil", "Telugu", "Kannada", "Malayalam", "Bengali", "Bangla",
+    "Gujarati", "Punjabi", "Urdu", "Odia", "Assamese", "Spanish", "French", "German", "Portuguese",
+    "Italian", "Dutch", "Japanese", "Chinese", "Mandarin", "Cantonese", "Korean", "Arabic", "Russian",
+    "Turkish", "Polish", "Indonesian", "Malay", "Swahili", "Vietnamese", "Thai", "Hebrew", "Greek",
+    "Swedish", "Norwegian", "Danish", "Finnish", "Ukrainian", "Czech", "Romanian", "Hinglish",
+)
+LANGUAGE = r"(?:" + "|".join(LANGUAGES) + r")"
+
+INTEGRATIONS = (
+    "Slack", "Microsoft Teams", "Teams", "Salesforce", "HubSpot", "Zendesk", "Intercom", "Freshdesk",
+    "Freshworks", "Jira", "Confluence", "Shopify", "WooCommerce", "WordPress", "Zapier", "Google Workspace",
+    "Microsoft 365", "Office 365", "Okta", "Azure AD", "Stripe", "Razorpay", "Notion", "Airtable",
+    "Zoho", "Pipedrive", "Twilio", "Gmail", "Outlook", "Google Sheets", "Excel", "SAP", "Tally",
+    "Magento", "BigCommerce", "Mailchimp", "Segment", "GitHub", "GitLab",
+)
+INTEGRATION = r"(?:" + "|".join(sorted((re.escape(name) for name in INTEGRATIONS), key=len, reverse=True)) + r")"
+
+JOB_NOUN = (
+    r"(?:manager|engineer|developer|designer|analyst|accountant|consultant|teacher|lawyer|architect|writer|"
+    r"marketer|recruiter|lead|specialist|officer|executive|freelancer|student|researcher|scientist|nurse|"
+    r"doctor|agent|representative|rep|coordinator|editor|photographer|programmer|tester|intern|trainer|"
+    r"instructor|professor|pharmacist|chef|driver|planner|controller|auditor|banker|broker|realtor|"
+    r"technician|operator|supervisor|associate|administrator|admin|owner|founder|director|ceo|cto|cfo)"
+)
+GOAL_VERB = (
+    r"(?:migrate|move|switch|set\s+up|setup|integrate|automate|reduce|cut|launch|build|connect|roll\s+out|"
+    r"expand|onboard|scale|implement|adopt|consolidate|replace|improve|grow|deploy|standardi[sz]e|"
+    r"centrali[sz]e|add|enable|sync|use|upgrade|translate|locali[sz]e|offer|support|start\s+using|try)"
+)
+CHANGE_VERB = r"(?P<verb>move|moving|switch|switching|upgrade|upgrading|downgrade|downgrading|change|changing)"
+TENTATIVE = re.compile(
+    r"\b(?:maybe|might|perhaps|possibly|probably|thinking\s+(?:about|of)|considering|not\s+sure|may|could|"
+    r"someday|eventually|at\s+some\s+point|we'?ll\s+see)\b",
+    re.I,
+)
+INJECTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\s+(?:\w+\s+){0,3}(?:instructions|rules|prompts?|guidelines|policy|policies)\b|"
+    r"\bsystem\s+prompt\b|\bdeveloper\s+mode\b|\bjailbreak\w*|\byou\s+are\s+now\b|\bnew\s+instructions\b|"
+    r"\b(?:save|store|remember|keep|note|memori[sz]e|write\s+down)\s+(?:my|this|the|our)\s+(?:\w+\s+)?"
+    r"(?:password|passcode|pin|otp|card|card\s+number|api\s+key|token|ssn|aadhaar|pan|secret)\b|"
+    r"\b(?:add|write|put|save)\s+(?:this|that|the\s+following)\s+(?:to|in|into)\s+(?:your|my|the)\s+memory\b|"
+    r"\bupdate\s+your\s+memory\b",
+    re.I,
+)
+# A purchase the person says is for someone else: the action it matches adds nothing (R13).
+PURCHASE_LABEL = re.compile(
+    r"\b(?:bought|buy|purchas\w*|order\w*|booked|book|renew\w*|paid|pay|subscrib\w*|gift\w*|reserv\w*)\b", re.I
+)
+
+STOP_WORDS = frozenset(
+    "a an the to from for of on in at with and or my our their your me us them i we they it its this that "
+    "is are am be was were will would shall can could might may maybe probably now still currently also "
+    "just really very some any new plan plans team app office account subscription tier version setting "
+    "set up setup move moving moved switch switching go going use using get".split()
+)
+_GENERIC_PLACES = frozenset({"home", "main", "head", "new", "old", "same", "other", "central", "regional", "local"})
+
+_PRONOUNS = {
+    "i": "they", "me": "them", "my": "their", "mine": "theirs", "myself": "themselves",
+    "we": "they", "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves",
+    "i'm": "they're", "we're": "they're", "i've": "they've", "we've": "they've",
+}
+_CUT = re.compile(
+    r"\s*(?:[,;:(]|\s-\s|\b(?:because|since|so\s+that|so|but|as|cause|cuz|though|although|if|when|while|"
+    r"please|thanks|thank\s+you|asap|right\s+now)\b).*$",
+    re.I,
+)
+
+
+def _third_person(phrase: str) -> str:
+    """Turn the person's own words into a line about them: "my team" -> "their team"."""
+    def swap(match: re.Match[str]) -> str:
+        return _PRONOUNS.get(match.group(0).lower(), match.group(0))
+
+    return re.sub(r"\b(?:i'm|we're|i've|we've|i|me|my|mine|myself|we|us|our|ours|ourselves)\b", swap, phrase, flags=re.I)
+
+
+def clean_phrase(phrase: str) -> str:
+    phrase = _CUT.sub("", phrase).strip(" .!?\"'")
+    phrase = re.sub(r"\s+", " ", phrase)
+    return _third_person(phrase)[:120].strip()
+
+
+def significant(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9][a-z0-9\-]*", SAID_ONCE.sub("", text.lower()))
+    return {word for word in words if len(word) >= 3 and word not in STOP_WORDS}
+
+
+def title(place: str) -> str:
+    words = place.split()
+    if len(words) == 1 and words[0].lower() in _GENERIC_PLACES:
+        return words[0].lower()  # "the main office", but "New York"
+    return " ".join(word[:1].upper() + word[1:] for word in words)
+
+
+def sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def day_of(item: dict) -> str:
+    if item.get("day"):
+        return str(item["day"])
+    try:
+        moment = datetime.fromisoformat(str(item.get("at")))
+    except ValueError:
+        return ""
+    return f"{moment.day} {moment:%b}"
+
+
+
+SAID_ONCE = re.compile(r"\s*\(said once[^)]*\)", re.I)
