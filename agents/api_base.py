@@ -157,7 +157,7 @@ ERROR_SCHEMA = inline_serializer(
 )
 
 COMMON_ERRORS = ("not_authenticated", "invalid_api_key", "rate_limited", "not_acceptable")
-BODY_ERRORS = ("invalid_request", "invalid_json", "unsupported_media_type")
+BODY_ERRORS = ("invalid_request", "invalid_json", "unsupported_media_type", "request_too_large")
 
 
 def errors(*codes: str, body: bool = False) -> dict:

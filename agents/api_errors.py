@@ -40,6 +40,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "not_acceptable": (406, "The API answers JSON only."),
     "memory_stopped": (409, "This end user asked to stop being remembered; resume with stop(false) before setting a memory."),
     "message_too_long": (413, "A message is at most 4000 characters."),
+    "request_too_large": (413, "The request body is over 1 MB; nothing was read."),
     "unsupported_media_type": (415, "Send the body as application/json."),
     "rate_limited": (429, "Too many requests for this API key; wait the Retry-After seconds."),
     "model_error": (502, "The model could not give a usable answer; nothing was recorded."),

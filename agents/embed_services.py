@@ -79,6 +79,12 @@ def end_user_hash(agent: Agent, end_user_id: str) -> str:
     return hmac.new(agent.identity_secret.encode(), end_user_id.encode(), hashlib.sha256).hexdigest()
 
 
+def same_secret(expected: str, given: str) -> bool:
+    """Constant-time equality that cannot raise: `hmac.compare_digest` refuses non-ASCII str, so
+    both sides are compared as bytes (a lone surrogate is kept, never an error)."""
+    return hmac.compare_digest(expected.encode("utf-8", "surrogatepass"), given.encode("utf-8", "surrogatepass"))
+
+
 @dataclass(frozen=True)
 class Identity:
     external_id: str  # the EndUser.external_id
@@ -94,7 +100,7 @@ def identity_resolve(agent: Agent, *, visitor_id: Any = None, end_user_id: Any =
         if not isinstance(end_user_id, str) or len(end_user_id) > 200 or not end_user_id.strip():
             raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
         expected = end_user_hash(agent, end_user_id)
-        if not isinstance(end_user_hash_given, str) or not hmac.compare_digest(expected, end_user_hash_given.lower()):
+        if not isinstance(end_user_hash_given, str) or not same_secret(expected, end_user_hash_given.lower()):
             raise AppError(
                 "invalid_end_user_hash",
                 "endUserHash does not match endUserId: it must be the HMAC-SHA256 of the id with the agent's identity secret.",
