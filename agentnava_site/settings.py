@@ -23,6 +23,8 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
+# The demo page /demo/chat/ exists only with DEBUG or DEMO=1 (`seed_demo` needs DEBUG or --force).
+DEMO = env_bool("DEMO", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:

@@ -17,6 +17,7 @@ import json
 import logging
 from functools import wraps
 
+from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -341,7 +342,10 @@ def memory_switch(request, conversation_id: str):
 
 def demo_chat(request):
     """/demo/chat/: a pretend customer site embedding the demo agent, as a site owner would.
-    `?memory=off` shows the site's own consent step; `?user=u_ananya` a signed-in user."""
+    `?memory=off` shows the site's own consent step; `?user=u_ananya` a signed-in user.
+    Only where a demo is meant: DEBUG or DEMO=1; otherwise it does not exist (404)."""
+    if not (settings.DEBUG or getattr(settings, "DEMO", False)):
+        raise Http404("No demo here.")
     agent = Agent.objects.filter(team__slug=DEMO_TEAM_SLUG, name=DEMO_AGENT_NAME).first()
     if agent is None:
         return render(request, "demo/chat.html", {"missing": True}, status=404)

@@ -364,12 +364,13 @@ def test_preflight_and_responses_allow_any_origin(client, agent):
 # --- The demo page ---------------------------------------------------------------------------
 
 
-def test_the_demo_page_embeds_the_demo_agent(client, db):
+def test_the_demo_page_embeds_the_demo_agent(client, db, settings):
+    settings.DEMO = True
     missing = client.get("/demo/chat/")
     assert missing.status_code == 404 and b"seed_demo" in missing.content
     from django.core.management import call_command
 
-    call_command("seed_demo", stdout=io.StringIO())
+    call_command("seed_demo", "--force", stdout=io.StringIO())
     from agents.models import Agent
 
     demo = Agent.objects.get(team__slug="demo", name="Support")

@@ -2,8 +2,9 @@
 whose conversations reproduce the product document's example memory. Safe to run again."""
 from datetime import datetime, timedelta, timezone as dt_timezone
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from agents import services as agent_services
@@ -55,10 +56,23 @@ CHATS = [
 
 
 class Command(BaseCommand):
-    help = "Load the demo team, member, agents and conversations (idempotent)."
+    help = "Load the demo team, member, agents and conversations (idempotent). Refused with DEBUG off unless --force."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--force", action="store_true", help="Load it even with DEBUG off (it adds a member whose password is public)."
+        )
+
+    def handle(self, *args, **options):
+        if not settings.DEBUG and not options["force"]:
+            raise CommandError(
+                f"DEBUG is off: the demo adds the member {DEMO_EMAIL} whose password is public. "
+                "Run it with --force if this really is a demo server."
+            )
+        self._seed()
 
     @transaction.atomic
-    def handle(self, *args, **options):
+    def _seed(self):
         User = get_user_model()
         team, _ = Team.objects.get_or_create(slug="demo", defaults={"name": "Demo", "plan": Plan.TEAM})
         user = User.objects.filter(username=DEMO_EMAIL).first()
