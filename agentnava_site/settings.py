@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_q",
     "rest_framework",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "agents",
@@ -63,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # sign-in throttle: the lockout page (last, as axes asks)
 ]
 
 ROOT_URLCONF = "agentnava_site.urls"
@@ -113,6 +115,27 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "agents:home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Sign-in throttle (django-axes) and e-mail --------------------------------------------------
+# After AXES_FAILURE_LIMIT wrong passwords for one account from one address, that pair is locked
+# for AXES_COOLOFF_MINUTES (a clear page, status 429); a right password does not get in meanwhile.
+# Keyed on the pair, so a guesser cannot lock a member out from elsewhere.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_MINUTES", "15")) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_DISABLE_ACCESS_LOG = True  # failures are kept; successful sign-ins are not logged by axes
+# Password reset mails go through EMAIL_BACKEND: the console (the server's output) by default.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "AgentNava <no-reply@agentnava.local>")
+PASSWORD_RESET_TIMEOUT = int(os.environ.get("PASSWORD_RESET_TIMEOUT", str(60 * 60 * 3)))
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"

@@ -8,6 +8,13 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # Password change (signed in) and reset (by e-mail, through EMAIL_BACKEND): Django's own views.
+    path("accounts/password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("accounts/password/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
+    path("accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("healthz", healthz, name="healthz"),
     path("api/", include("agentnava_site.api_urls")),
     path("", include("agents.embed_urls")),
