@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 # The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine.
 DEMO_ENV := DEBUG=1
 
-.PHONY: run test venv venv-dev clean
+.PHONY: run test test-fuzz test-repeat venv venv-dev clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,14 @@ run: $(VENV)/.runtime
 test: $(VENV)/.dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@if ls tests/js/*.test.mjs >/dev/null 2>&1; then node --test tests/js/*.test.mjs; fi
+
+# A longer random schema fuzz on demand: FUZZ_EXAMPLES=2000 make test-fuzz (FUZZ_SEED=N replays one).
+test-fuzz: $(VENV)/.dev
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-500} $(PY) -m pytest -p no:cacheprovider -s tests/test_schema_fuzz.py $(PYTEST_ARGS)
+
+# The fixed-seed fuzz RUNS times on SQLite and PostgreSQL, same requests and same result each time.
+test-repeat: $(VENV)/.dev
+	bash .ci/test-repeat
 
 clean:
 	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles .pytest_cache

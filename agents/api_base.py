@@ -89,7 +89,19 @@ def parse_body(serializer_class, request) -> dict:
 
 class TeamApi(APIView):
     """An API class whose caller is a team, through one of its keys (authentication, the
-    per-key throttle and the error shape come from REST_FRAMEWORK settings)."""
+    per-key throttle and the error shape come from REST_FRAMEWORK settings).
+
+    Query parameters are part of the contract like body fields: a GET takes only the fields of
+    its class's `QueryIn` (a `StrictQuerySerializer`), every other method none, and anything else
+    is refused (400 `invalid_request` naming it) before the view runs, after authentication."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        query_in = getattr(self, "QueryIn", None) if request.method in ("GET", "HEAD") else None
+        allowed = set(query_in().fields) if query_in is not None else set()
+        for key in request.query_params:
+            if key not in allowed:
+                raise serializers.ValidationError({str(key) or "query": ["Unknown query parameter."]})
 
     def team(self):
         return self.request.user.team
@@ -156,7 +168,8 @@ ERROR_SCHEMA = inline_serializer(
     },
 )
 
-COMMON_ERRORS = ("not_authenticated", "invalid_api_key", "rate_limited", "not_acceptable")
+# Any call can answer these; `invalid_request` because an unknown query parameter is refused on every path.
+COMMON_ERRORS = ("invalid_request", "not_authenticated", "invalid_api_key", "rate_limited", "not_acceptable")
 BODY_ERRORS = ("invalid_request", "invalid_json", "unsupported_media_type", "request_too_large")
 
 
@@ -201,7 +214,8 @@ def api_description() -> str:
         "team's agent or conversation answers 404 exactly like a missing one. Each key is limited to a "
         "rate (429 `rate_limited` with `Retry-After`).\n\n"
         "**Bodies** are JSON objects with the names below; an unknown or read-only field is refused "
-        "(400 `invalid_request` naming it), as is a wrong type.\n\n"
+        "(400 `invalid_request` naming it), as is a wrong type. **Query parameters** are strict too: "
+        "an operation takes only the ones it lists, each once, and any other is refused the same way.\n\n"
         "**Errors** all have one shape: `{\"error\": {\"code\", \"message\", \"field\"?}}`.\n\n"
         "| code | status | when |\n| --- | --- | --- |\n" + rows
     )
