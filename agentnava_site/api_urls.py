@@ -5,7 +5,7 @@ This module sits above the apps, so it may wire them together: the agent's answe
 privacy notice from `consent` here, since `agents` imports neither `consent` nor `memory`."""
 from django.http import JsonResponse
 from django.urls import include, path, re_path, register_converter
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from agents import api as agents_api
 from agents.api_base import api_description
@@ -58,5 +58,6 @@ v1.append(re_path(r"^(?P<rest>[\s\S]*)\Z", api_not_found))
 urlpatterns = [
     path("v1/", include((v1, "api"), namespace="api")),
     path("schema/", SpectacularAPIView.as_view(custom_settings={"DESCRIPTION": api_description()}), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves its start-up script as a file (?script), so the page passes the CSP.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]

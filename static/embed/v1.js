@@ -131,6 +131,7 @@
     "  height: 560px; max-height: calc(100vh - 40px); background: #fff; border: 1px solid #e5e7eb; border-radius: 14px;",
     "  box-shadow: 0 12px 40px rgba(17, 24, 39, .18); display: flex; flex-direction: column; overflow: hidden; }",
     ".an-panel[hidden], .an-launcher[hidden], [hidden] { display: none !important; }",
+    ".an-chat { display: contents; }",
     ".an-head { display: flex; align-items: center; gap: 8px; padding: 12px 14px; border-bottom: 1px solid #e5e7eb; }",
     ".an-title { font-weight: 650; font-size: 15px; flex: 1; }",
     ".an-icon { border: 0; background: transparent; color: #6b7280; cursor: pointer; padding: 4px; border-radius: 6px;",
@@ -202,7 +203,15 @@
   // --- The chat -------------------------------------------------------------------------------
   var host = el("div", { "data-agentnava": agentId });
   var root = host.attachShadow ? host.attachShadow({ mode: "open" }) : host;
-  root.appendChild(el("style", { text: CSS }));
+  // A constructed style sheet where the browser has them: a customer's page whose CSP forbids inline
+  // styles (style-src without 'unsafe-inline') still draws the chat. A <style> element otherwise.
+  if (root !== host && "adoptedStyleSheets" in root && typeof CSSStyleSheet === "function" && CSSStyleSheet.prototype.replaceSync) {
+    var sheet = new CSSStyleSheet();
+    sheet.replaceSync(CSS);
+    root.adoptedStyleSheets = [sheet];
+  } else {
+    root.appendChild(el("style", { text: CSS }));
+  }
 
   var ui = {};
   ui.launcher = el("button", { class: "an-launcher", type: "button", "data-an": "launcher", "aria-label": "Open chat", text: "Chat" });
@@ -242,7 +251,7 @@
     el("div", { class: "an-row" }, [ui.startOver, ui.back]),
     el("p", { class: "an-muted", text: "Start over opens a new chat. What the assistant remembers is kept." }),
   ]);
-  ui.chat = el("div", { style: "display: contents" }, [ui.messages, ui.foot]);
+  ui.chat = el("div", { class: "an-chat" }, [ui.messages, ui.foot]);
   ui.panel = el("div", { class: "an-panel", "data-an": "panel", role: "dialog", "aria-label": "Chat", hidden: "" }, [
     el("div", { class: "an-head" }, [ui.title, ui.gear, ui.close]),
     ui.chat,

@@ -38,7 +38,8 @@ def stored_visitor_id(page, agent):
 
 
 def wait_for_visitor(page, agent):
-    page.wait_for_function(f"localStorage.getItem('agentnava:{agent.public_id}:visitor') !== null")
+    # A function, not an expression: Playwright evals an expression, which the demo page's CSP forbids.
+    page.wait_for_function(f"() => localStorage.getItem('agentnava:{agent.public_id}:visitor') !== null")
     return stored_visitor_id(page, agent)
 
 
@@ -199,7 +200,7 @@ def test_a_tampered_visitor_id_is_replaced_by_a_fresh_one(page, live_server, dem
     page.evaluate(f"localStorage.setItem('agentnava:{demo.public_id}:visitor', {tampered!r})")
     page.reload()
     page.wait_for_function(
-        f"!['{tampered}', '{original}'].includes(localStorage.getItem('agentnava:{demo.public_id}:visitor'))"
+        f"() => !['{tampered}', '{original}'].includes(localStorage.getItem('agentnava:{demo.public_id}:visitor'))"
     )
     fresh = stored_visitor_id(page, demo)
     assert visitor_id_verify(demo, fresh) not in (None, victim.external_id, visitor_id_verify(demo, original))
