@@ -3,11 +3,16 @@ visitor may make to a running chat (the switch).
 
 * A visitor id is random, issued by the server and signed with the agent's identity secret
   (django.core.signing), so a visitor cannot take another person's id by typing it (R24): an id
-  that does not verify is refused and a fresh one is issued.
+  that does not verify is refused and a fresh one is issued. The signature carries its time: an id
+  unused for VISITOR_ID_MAX_AGE (400 days) expires, and one in use is re-signed (renewed) once it is
+  older than VISITOR_ID_RENEW_AFTER, so ids collected in bulk go stale. An id signed before
+  timestamps (no time in it) is still taken once and renewed.
 * A site's logged-in user is named by `data-end-user-id` plus `data-end-user-hash`, the hex
   HMAC-SHA256 of that id keyed with the agent's identity secret, checked here in constant time.
-* Rate limits count in Django's cache, per visitor and per agent (and new visitor ids per IP
-  address), in windows that start at the first hit; a refused request changes nothing.
+* Rate limits count in Django's cache, per visitor, per IP address and per agent, in windows that
+  start at the first hit; a refused request changes nothing. A per-address cap sits below each
+  agent-wide one, so one address cannot take an agent's whole share (new visitor ids per address
+  are capped too, so ids cannot be farmed quickly).
 
 `consent` and `memory` sit above this app, so what the embed needs from them comes through
 `hooks`, filled in their `AppConfig.ready()`.
@@ -19,6 +24,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -33,6 +39,8 @@ VISITOR_PREFIX = "visitor_"
 VISITOR_SALT = "agentnava.embed.visitor"
 CONVERSATION_SALT = "agentnava.embed.conversation"
 MAX_SIGNED_ID_CHARS = 200
+VISITOR_ID_MAX_AGE = timedelta(days=400)
+VISITOR_ID_RENEW_AFTER = timedelta(days=1)
 
 
 @dataclass
@@ -58,20 +66,44 @@ def _signer(agent: Agent, salt: str) -> signing.Signer:
     return signing.Signer(key=agent.identity_secret, salt=salt)
 
 
-def visitor_id_issue(agent: Agent) -> str:
-    """A new random visitor id, signed for this agent: what the browser keeps in localStorage."""
-    return _signer(agent, VISITOR_SALT).sign(VISITOR_PREFIX + secrets.token_urlsafe(18))
+def _visitor_signer(agent: Agent) -> signing.TimestampSigner:
+    return signing.TimestampSigner(key=agent.identity_secret, salt=VISITOR_SALT)
+
+
+def visitor_id_issue(agent: Agent, value: str | None = None) -> str:
+    """A visitor id signed for this agent now: what the browser keeps in localStorage. A new
+    random one, or `value` (an existing visitor's) re-signed to renew it."""
+    return _visitor_signer(agent).sign(value or VISITOR_PREFIX + secrets.token_urlsafe(18))
+
+
+def visitor_id_check(agent: Agent, signed_id: Any) -> tuple[str, bool] | None:
+    """(the end-user id inside a signed visitor id, whether it is due for renewal), or None when
+    it was not issued for this agent or has expired (unused for VISITOR_ID_MAX_AGE)."""
+    if not isinstance(signed_id, str) or not signed_id or len(signed_id) > MAX_SIGNED_ID_CHARS:
+        return None
+    try:  # TimestampSigner signs "value:time" with this same signer
+        inner = _signer(agent, VISITOR_SALT).unsign(signed_id)
+    except signing.BadSignature:
+        return None
+    value, sep, stamp = inner.rpartition(":")
+    if not sep:  # signed before ids carried their time: taken, and renewed at once
+        value, renew = inner, True
+    else:
+        try:
+            age = time.time() - signing.b62_decode(stamp)
+        except ValueError:
+            return None
+        if age > VISITOR_ID_MAX_AGE.total_seconds():
+            return None
+        renew = age > VISITOR_ID_RENEW_AFTER.total_seconds()
+    return (value, renew) if value.startswith(VISITOR_PREFIX) and ":" not in value else None
 
 
 def visitor_id_verify(agent: Agent, signed_id: Any) -> str | None:
-    """The end-user id inside a signed visitor id, or None when it was not issued for this agent."""
-    if not isinstance(signed_id, str) or not signed_id or len(signed_id) > MAX_SIGNED_ID_CHARS:
-        return None
-    try:
-        value = _signer(agent, VISITOR_SALT).unsign(signed_id)
-    except signing.BadSignature:
-        return None
-    return value if value.startswith(VISITOR_PREFIX) else None
+    """The end-user id inside a signed visitor id, or None when it was not issued for this agent
+    (or has expired)."""
+    checked = visitor_id_check(agent, signed_id)
+    return checked[0] if checked else None
 
 
 def end_user_hash(agent: Agent, end_user_id: str) -> str:
@@ -108,9 +140,10 @@ def identity_resolve(agent: Agent, *, visitor_id: Any = None, end_user_id: Any =
                 status=403,
             )
         return Identity(end_user_id, None, False, False)
-    external_id = visitor_id_verify(agent, visitor_id)
-    if external_id is not None:
-        return Identity(external_id, visitor_id, False, False)
+    checked = visitor_id_check(agent, visitor_id)
+    if checked is not None:
+        external_id, renew = checked
+        return Identity(external_id, visitor_id_issue(agent, external_id) if renew else visitor_id, False, False)
     fresh = visitor_id_issue(agent)
     return Identity(visitor_id_verify(agent, fresh), fresh, bool(visitor_id), True)
 
@@ -143,6 +176,9 @@ DEFAULT_RATE_LIMITS = {
     "visitor_requests": (30, 60),  # starting chats, answering consent, the switch, resuming
     "agent_requests": (1200, 60),
     "ip_new_visitors": (20, 60),  # fresh visitor ids issued to one IP address
+    # Per IP address, well below the agent-wide caps, so one address cannot take an agent's share.
+    "ip_messages": (60, 60),
+    "ip_requests": (120, 60),  # the config, starting chats, consent, the switch, resuming
 }
 RATE_MESSAGES = {
     "visitor_messages": "Too many messages from this chat",
@@ -150,6 +186,8 @@ RATE_MESSAGES = {
     "visitor_requests": "Too many requests from this chat",
     "agent_requests": "This assistant is receiving too many requests right now",
     "ip_new_visitors": "Too many new chats from this address",
+    "ip_messages": "Too many messages from this address",
+    "ip_requests": "Too many requests from this address",
 }
 
 

@@ -125,11 +125,18 @@ def _identity(agent: Agent, data: dict) -> embed.Identity:
     )
 
 
+def _address(request) -> str:
+    return request.META.get("REMOTE_ADDR", "")
+
+
 def _count_identity_request(request, agent: Agent, identity: embed.Identity) -> None:
-    """Every request that names a visitor counts against that visitor and the agent; a request
-    that gets a fresh visitor id also counts against its IP address, so ids cannot be farmed."""
+    """Every request that names a visitor counts against its IP address, that visitor and the
+    agent, in that order (a request refused by its address does not use the agent's share); a
+    request that gets a fresh visitor id also counts against new ids per address, so ids cannot be
+    farmed."""
+    embed.rate_check("ip_requests", f"{agent.pk}:{_address(request)}")
     if identity.fresh:
-        embed.rate_check("ip_new_visitors", f"{agent.pk}:{request.META.get('REMOTE_ADDR', '')}")
+        embed.rate_check("ip_new_visitors", f"{agent.pk}:{_address(request)}")
     embed.rate_check("visitor_requests", f"{agent.pk}:{identity.external_id}")
     embed.rate_check("agent_requests", str(agent.pk))
 
@@ -211,7 +218,10 @@ def script(request):
 
 @embed_endpoint("GET")
 def agent_config(request, agent_id: str):
-    return JsonResponse({"agent": agent_public(_agent(agent_id))})
+    agent = _agent(agent_id)
+    embed.rate_check("ip_requests", f"{agent.pk}:{_address(request)}")
+    embed.rate_check("agent_requests", str(agent.pk))
+    return JsonResponse({"agent": agent_public(agent)})
 
 
 @embed_endpoint("POST")
@@ -306,6 +316,7 @@ def message_send(request, conversation_id: str):
     conversation = embed.conversation_for_token(conversation_id, data.get("token"))
     text = validate_message_text(data.get("text"))
     agent = conversation.agent
+    embed.rate_check("ip_messages", f"{agent.pk}:{_address(request)}")
     embed.rate_check("visitor_messages", f"{agent.pk}:{conversation.end_user.external_id}")
     embed.rate_check("agent_messages", str(agent.pk))
     turn = conversation_send(conversation=conversation, text=text)
@@ -331,6 +342,7 @@ def memory_switch(request, conversation_id: str):
         raise AppError(
             "switch_on_next_chat", "Memory can only be turned back on in a new chat: use Start over.", field="on"
         )
+    embed.rate_check("ip_requests", f"{conversation.agent_id}:{_address(request)}")
     embed.rate_check("visitor_requests", f"{conversation.agent_id}:{conversation.end_user.external_id}")
     conversation = embed.conversation_memory_switch_off(conversation=conversation)
     end_user_state = _end_user_state(conversation.end_user)

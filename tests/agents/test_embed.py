@@ -93,7 +93,7 @@ def test_a_tampered_visitor_id_is_refused_and_replaced(client, agent, team, tamp
     victim = visitor_id_issue(agent)
     victim_external = visitor_id_verify(agent, victim)
     mine = visitor_id_issue(agent)
-    value, signature = mine.split(":")
+    value, signature = mine.rsplit(":", 1)  # value:timestamp, signature
     other_agent = agent_services.agent_create(team=team, name="Sales")
     forged = {
         "unsigned": victim_external,
