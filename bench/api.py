@@ -1,14 +1,16 @@
 """Benchmark of the REST API at 1,000,000 memories (not a test: it prints figures).
 
-    python bench/api.py            # PostgreSQL on 127.0.0.1:5432 as postgres (trust), as in CI
+    python bench/api.py            # PostgreSQL on 127.0.0.1:5432 as postgres (trust); needs wrk (apt-get install wrk)
 
-In one run, on a scratch PostgreSQL database that it creates and drops at the end:
-1. `agent.memories()`: the first page against a page 900,000 rows deep (keyset on
-   (updated_at, id) keeps the ratio near 1), with the OFFSET query's plan for contrast;
-2. `memory.get()`: p50 / p99 latency and requests per second through gunicorn, with one and with a
-   bounded number of concurrent loopback clients; then again with each worker keeping its database
-   connection (the project opens one per request: CONN_MAX_AGE 0);
-3. chat start with memory against chat start without: queries and time per start, as ratios.
+In one run, on a scratch PostgreSQL database that it creates and drops at the end, with load from
+wrk (a C load generator in its own process, not Python threads sharing the server's cores):
+1. `memory.get()` on random end users, through gunicorn (2 sync workers), against a bare Django + DRF
+   app (`bench/bare_api.py`: one query, a ModelSerializer, no authentication) on the same tables and
+   indexes, served the same way in the same run: the ratio of requests per second;
+2. `agent.memories({limit: 50})`'s first page against the bare app's keyset page: the same ratio;
+3. a page 900,000 rows deep against the first (keyset on (updated_at, id) keeps it near 1);
+4. chat start, and a turn of an open chat, with memory against without: time and queries, in
+   process through the whole stack.
 
 Rows are made with SQL `generate_series`: 1,000,000 memories across 10 agents of one team (one
 agent holds 910,000 so that a page 900,000 deep exists), each with its end user; 5,000 of those end
@@ -19,7 +21,7 @@ import argparse
 import http.client
 import os
 import platform
-import random
+import re
 import shutil
 import signal
 import socket
@@ -27,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -39,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 ADMIN_URL = os.environ.get("BENCH_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 DB_NAME = os.environ.get("BENCH_DB", "agentnava_bench_api")
 DB_URL = ADMIN_URL.rsplit("/", 1)[0] + "/" + DB_NAME
-SCRATCH_DIRS: list[Path] = []  # settings modules written for gunicorn; removed at the end
 MEMORY_TEXT = "Prefers email over phone.\nWorks from the Pune office.\nRenewed the plan on 3 Nov."
 
 
@@ -88,11 +88,11 @@ def build(total: int, big: int, agents: int) -> dict:
                 "FROM generate_series(1, %s) g",
                 [agent.pk, count],
             )
-        # Each memory's updated_at differs, except 0.2% that share one (as a bulk change can make).
+        # Each memory's updated_at differs (unique per agent, as the memory service keeps it).
         cursor.execute(
             "INSERT INTO memory_memory (agent_id, end_user_id, text, created_at, updated_at, read_up_to, last_run) "
             "SELECT eu.agent_id, eu.id, %s, now() - interval '30 days', "
-            "       now() - (CASE WHEN eu.id %% 10000 < 20 THEN 0 ELSE eu.id END) * interval '17 ms', "
+            "       now() - eu.id * interval '17 ms', "
             "       now() - interval '1 day', "
             "       jsonb_build_object('at', now() - interval '1 day', 'added', 1, 'replaced', 0, 'removed', 0) "
             "FROM agents_enduser eu JOIN agents_agent a ON a.id = eu.agent_id WHERE a.team_id = %s",
@@ -127,27 +127,15 @@ def build(total: int, big: int, agents: int) -> dict:
     return {"team": team, "agents": made, "keys": keys, "small": small, "big": big}
 
 
-# --- HTTP through gunicorn --------------------------------------------------------------------
+# --- HTTP through gunicorn, load from wrk ---------------------------------------------------------
 
 
-def start_gunicorn(port: int, workers: int, rate: str, conn_max_age: int | None = None) -> subprocess.Popen:
-    """gunicorn with the project's settings, or (conn_max_age) the same settings keeping each
-    worker's database connection open that many seconds instead of opening one per request."""
-    settings_module = "agentnava_site.settings"
-    pythonpath = os.environ.get("PYTHONPATH", "")
-    if conn_max_age is not None:
-        scratch = Path(tempfile.mkdtemp(prefix="bench-api-"))
-        SCRATCH_DIRS.append(scratch)
-        (scratch / "bench_api_settings.py").write_text(
-            "from agentnava_site.settings import *  # noqa: F403\n"
-            f"DATABASES['default']['CONN_MAX_AGE'] = {conn_max_age}  # noqa: F405\n"
-        )
-        settings_module = "bench_api_settings"
-        pythonpath = f"{scratch}:{ROOT}" + (f":{pythonpath}" if pythonpath else "")
+def start_gunicorn(port: int, workers: int, rate: str, settings_module: str = "agentnava_site.settings") -> subprocess.Popen:
+    """gunicorn (sync workers) with the project's settings, or with the bare comparison's."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": settings_module,
-        "PYTHONPATH": pythonpath,
+        "PYTHONPATH": str(ROOT),
         "DATABASE_URL": DB_URL,
         "DEBUG": "",
         "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
@@ -161,9 +149,10 @@ def start_gunicorn(port: int, workers: int, rate: str, conn_max_age: int | None 
          "--log-level", "warning"],
         cwd=ROOT, env=env, start_new_session=True,
     )
+    probe = "/healthz" if settings_module == "agentnava_site.settings" else "/bare/agents/0/memories"
     for _ in range(300):
         try:
-            status, _ = request(port, "GET", "/healthz", None)
+            status, _ = request(port, "GET", probe, None)
             if status == 200:
                 return process
         except OSError:
@@ -175,7 +164,11 @@ def start_gunicorn(port: int, workers: int, rate: str, conn_max_age: int | None 
 def stop(server: subprocess.Popen) -> None:
     if server.poll() is None:
         os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
 
 
 def request(port: int, method: str, path: str, key: str | None) -> tuple[int, bytes]:
@@ -189,123 +182,134 @@ def request(port: int, method: str, path: str, key: str | None) -> tuple[int, by
         conn.close()
 
 
-def timed_gets(port: int, path: str, key: str, n: int) -> list[float]:
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        status, body = request(port, "GET", path, key)
-        times.append(time.perf_counter() - t0)
-        assert status == 200, (status, body[:200])
-    return times
+def wrk(port: int, lua: str, seconds: float, key: str | None, threads: int, connections: int) -> dict:
+    """Run wrk (C, its own process: it does not share the interpreter with the server) against the
+    server with a Lua `request` function; answers req/s, p50/p99 in ms and the non-2xx count."""
+    script = Path(tempfile.mkstemp(prefix="bench-api-", suffix=".lua")[1])
+    script.write_text(lua)
+    try:
+        command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "-s", str(script)]
+        if key:
+            command += ["-H", f"Authorization: Bearer {key}"]
+        out = subprocess.run(command + [f"http://127.0.0.1:{port}"], capture_output=True, text=True, check=True).stdout
+    finally:
+        script.unlink()
+
+    def ms(label):
+        match = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50": ms("50%"),
+        "p99": ms("99%"),
+        "errors": int(non_2xx.group(1)) if non_2xx else 0,
+    }
 
 
-def pages(port: int, data: dict, deep: int, n: int) -> None:
-    from memory.api import encode_cursor
+def lua_random_gets(prefix: str, agents: list[tuple[str, int]], suffix: str) -> str:
+    """A wrk script: each request a random end user of a random agent."""
+    table = ", ".join(f'{{"{agent}", {count}}}' for agent, count in agents)
+    return (
+        f"local agents = {{{table}}}\n"
+        "math.randomseed(7)\n"
+        "request = function()\n"
+        "  local a = agents[math.random(#agents)]\n"
+        f'  return wrk.format("GET", "{prefix}" .. a[1] .. "/end-users/u_" .. math.random(a[2]) .. "{suffix}")\n'
+        "end\n"
+    )
+
+
+def lua_fixed(path: str) -> str:
+    return f'request = function() return wrk.format("GET", "{path}") end\n'
+
+
+def side_by_side(label: str, ours: dict, bare: dict) -> None:
+    print(f"{label}: project {ours['rps']:.0f} req/s (p50 {ours['p50']:.1f} ms, p99 {ours['p99']:.1f} ms, non-2xx "
+          f"{ours['errors']}) against bare DRF {bare['rps']:.0f} req/s (p50 {bare['p50']:.1f} ms, non-2xx "
+          f"{bare['errors']}): ratio {ours['rps'] / bare['rps']:.2f}")
+
+
+def http_figures(ports: dict, data: dict, args) -> None:
+    """memory.get and a first page against the bare app, and a page 900,000 deep against the
+    first; each pair measured back to back, twice, alternating, and the better of each kept."""
     from memory.models import Memory
+    from memory.selectors import memory_cursor
 
-    agent = data["agents"][0]
     key = data["keys"][0]
-    ordered = Memory.objects.filter(agent=agent).order_by("-updated_at", "-id")
-    row = ordered[deep - 1 : deep].get()  # once, to find the cursor of the row 900,000 deep
-    base = f"/api/v1/agents/{agent.public_id}/memories?limit=50"
-    status, body = request(port, "GET", f"{base}&cursor={encode_cursor(row)}", key)
+    agents = data["agents"]
+    counts = [(data["big"] if i == 0 else data["small"]) for i in range(len(agents))]
+    ours_get = lua_random_gets("/api/v1/agents/", [(a.public_id, c) for a, c in zip(agents, counts)], "/memory")
+    bare_get = lua_random_gets("/bare/agents/", [(str(a.pk), c) for a, c in zip(agents, counts)], "/memory")
+    big = agents[0]
+    first = f"/api/v1/agents/{big.public_id}/memories?limit=50"
+    row = Memory.objects.filter(agent=big).order_by("-updated_at", "-id")[args.deep - 1 : args.deep].get()
+    deep = f"{first}&cursor={memory_cursor(row)}"
+    status, body = request(ports["ours"], "GET", deep, key)
     assert status == 200 and body.count(b'"endUserId"') == 50, body[:300]
-    first = timed_gets(port, base, key, n)
-    deep_times = timed_gets(port, f"{base}&cursor={encode_cursor(row)}", key, n)
-    f, d = statistics.median(first), statistics.median(deep_times)
-    print(f"memories: first page {f * 1000:.1f} ms, page {deep:,} rows deep {d * 1000:.1f} ms "
-          f"(medians of {n}, 50 a page): ratio deep/first {d / f:.2f}")
-    from django.db import connection
-    from django.db.models import Q
-
-    present = ordered.filter(text__gt="").values("id")
-    keyset = present.filter(updated_at__lte=row.updated_at).filter(Q(updated_at__lt=row.updated_at) | Q(id__lt=row.pk))
-    with connection.cursor() as cursor:
-        sql, params = present.query.sql_with_params()
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql} LIMIT 50 OFFSET {deep}", params)
-        offset_ms = cursor.fetchone()[0][0]["Execution Time"]
-        sql, params = keyset[:50].query.sql_with_params()
-        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        keyset_ms = cursor.fetchone()[0][0]["Execution Time"]
-    print(f"memories SQL {deep:,} rows deep: OFFSET {offset_ms:.1f} ms against keyset {keyset_ms:.2f} ms "
-          f"(EXPLAIN ANALYZE execution time)")
-
-
-def models_q(row):
-    from django.db.models import Q
-
-    return Q(updated_at__lt=row.updated_at) | Q(id__lt=row.pk)
-
-
-def load(port: int, data: dict, clients: int, seconds: float, label: str) -> None:
-    """`clients` threads, each one request at a time, for `seconds`: memory.get on random end users."""
-    from agents.models import Agent
-
-    agents = list(Agent.objects.filter(team=data["team"]).order_by("id"))
-    latencies: list[float] = []
-    errors: list[int] = []
-    lock = threading.Lock()
-    deadline = time.perf_counter() + seconds
-
-    def client(number: int):
-        rng = random.Random(number)
-        key = data["keys"][number % len(data["keys"])]
-        mine = []
-        while time.perf_counter() < deadline:
-            index = rng.randrange(len(agents))
-            agent = agents[index]
-            count = data["big"] if index == 0 else data["small"]
-            path = f"/api/v1/agents/{agent.public_id}/end-users/u_{rng.randint(1, count)}/memory"
-            t0 = time.perf_counter()
-            status, _ = request(port, "GET", path, key)
-            mine.append(time.perf_counter() - t0)
-            if status != 200:
-                with lock:
-                    errors.append(status)
-        with lock:
-            latencies.extend(mine)
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    latencies.sort()
-    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa: E731
-    print(f"memory.get through gunicorn ({label}): {len(latencies):,} requests from {clients} concurrent loopback client(s) "
-          f"in {elapsed:.1f} s = {len(latencies) / elapsed:.0f} req/s; p50 {p(0.50):.1f} ms, p99 {p(0.99):.1f} ms; "
-          f"non-200: {len(errors)}")
+    bare_first = f"/bare/agents/{big.pk}/memories?limit=50"
+    status, body = request(ports["bare"], "GET", bare_first, None)
+    assert status == 200 and body.count(b'"endUserId"') == 50, body[:300]
+    load = dict(seconds=args.seconds, threads=args.threads, connections=args.connections)
+    results: dict[str, list[dict]] = {}
+    for _ in range(2):
+        for name, port, lua, with_key in (
+            ("get", ports["ours"], ours_get, True),
+            ("bare_get", ports["bare"], bare_get, False),
+            ("first", ports["ours"], lua_fixed(first), True),
+            ("bare_first", ports["bare"], lua_fixed(bare_first), False),
+            ("deep", ports["ours"], lua_fixed(deep), True),
+        ):
+            results.setdefault(name, []).append(wrk(port, lua, key=key if with_key else None, **load))
+    best = {name: max(runs, key=lambda r: r["rps"]) for name, runs in results.items()}
+    side_by_side(f"memory.get (a random end user of {sum(counts):,})", best["get"], best["bare_get"])
+    side_by_side("agent.memories({limit: 50}), first page", best["first"], best["bare_first"])
+    print(f"agent.memories page {args.deep:,} rows deep: {best['deep']['rps']:.0f} req/s against the first page's "
+          f"{best['first']['rps']:.0f}: time ratio deep/first {best['first']['rps'] / best['deep']['rps']:.2f}")
 
 
 # --- Chat start, with and without memory --------------------------------------------------------
 
 
-def chat_start(data: dict, n: int) -> None:
-    """Through the whole Django stack in this process (the test client), so queries can be counted."""
+def chat_figures(data: dict, n: int) -> None:
+    """Chat start, and a turn of an open chat, with memory against without: through the whole
+    Django stack in this process (the test client), so queries can be counted. Interleaved, twice,
+    to even out warm-up; medians."""
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     agent = data["agents"][0]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {data['keys'][0]}", HTTP_HOST="127.0.0.1")
-    path = f"/api/v1/agents/{agent.public_id}/conversations"
-    results = {}
-    for memory in (True, False, True, False):  # interleaved, twice, to even out warm-up
-        times, queries = [], []
+    start_path = f"/api/v1/agents/{agent.public_id}/conversations"
+    starts: dict[bool, tuple] = {}
+    turns: dict[bool, tuple] = {}
+    for memory in (True, False, True, False):
+        start_times, start_queries, turn_times, turn_queries = [], [], [], []
         for i in range(n):
             body = {"endUserId": f"u_{1 + (i * 7919) % data['big']}", "memory": memory}
             with CaptureQueriesContext(connection) as captured:
                 t0 = time.perf_counter()
-                answer = client.post(path, body, content_type="application/json")
-                times.append(time.perf_counter() - t0)
+                answer = client.post(start_path, body, content_type="application/json")
+                start_times.append(time.perf_counter() - t0)
             assert answer.status_code == 201 and answer.json()["usesMemory"] is memory, answer.content[:200]
-            queries.append(len(captured.captured_queries))
-        results[memory] = (statistics.median(times), statistics.median(queries))
-    (t_on, q_on), (t_off, q_off) = results[True], results[False]
-    print(f"chat start with memory: {q_on:.0f} queries, {t_on * 1000:.1f} ms; without: {q_off:.0f} queries, "
-          f"{t_off * 1000:.1f} ms (medians of {n}); ratio with/without: time {t_on / t_off:.2f}, queries {q_on / q_off:.2f}")
+            start_queries.append(len(captured.captured_queries))
+            send_path = f"/api/v1/conversations/{answer.json()['id']}/messages"
+            client.post(send_path, {"text": "Hello"}, content_type="application/json")  # the chat's first turn
+            with CaptureQueriesContext(connection) as captured:
+                t0 = time.perf_counter()
+                answer = client.post(send_path, {"text": "Thanks, that helps."}, content_type="application/json")
+                turn_times.append(time.perf_counter() - t0)
+            assert answer.status_code == 201, answer.content[:200]
+            turn_queries.append(len(captured.captured_queries))
+        starts[memory] = (statistics.median(start_times), statistics.median(start_queries))
+        turns[memory] = (statistics.median(turn_times), statistics.median(turn_queries))
+    for label, pair in (("chat start", starts), ("a turn of an open chat", turns)):
+        (t_on, q_on), (t_off, q_off) = pair[True], pair[False]
+        print(f"{label} with memory: {q_on:.0f} queries, {t_on * 1000:.2f} ms; without: {q_off:.0f} queries, "
+              f"{t_off * 1000:.2f} ms (medians of {n}); with/without: time {t_on / t_off:.2f}x, {q_on - q_off:+.0f} queries")
 
 
 def main():
@@ -313,18 +317,21 @@ def main():
     parser.add_argument("--memories", type=int, default=1_000_000)
     parser.add_argument("--deep", type=int, default=900_000)
     parser.add_argument("--agents", type=int, default=10)
-    parser.add_argument("--clients", type=int, default=8, help="concurrent loopback clients")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--samples", type=int, default=50)
-    parser.add_argument("--rate", default="1000000/hour", help="API_RATE_PER_KEY for the server")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn sync workers, for each server")
+    parser.add_argument("--threads", type=int, default=2, help="wrk threads")
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections")
+    parser.add_argument("--seconds", type=float, default=10, help="each wrk run")
+    parser.add_argument("--samples", type=int, default=200, help="chat starts and turns, in process")
+    parser.add_argument("--rate", default="1000000000/hour", help="API_RATE_PER_KEY for the server (on, not reached)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     args = parser.parse_args()
     big = args.deep + (args.memories // 100)
+    if not shutil.which("wrk"):
+        sys.exit("wrk is not installed: apt-get install -y wrk")
 
     admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
     admin(f'CREATE DATABASE "{DB_NAME}"')
-    server = None
+    servers = []
     try:
         os.environ.update(
             {"DATABASE_URL": DB_URL, "DEBUG": "", "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnop",
@@ -337,23 +344,19 @@ def main():
         django.setup()
         print(f"machine: {machine()}")
         data = build(args.memories, big, args.agents)
-        port = free_port()
-        server = start_gunicorn(port, args.workers, args.rate)
-        print(f"gunicorn: {args.workers} sync workers on 127.0.0.1:{port}; per-key rate {args.rate}")
-        pages(port, data, args.deep, args.samples)
-        load(port, data, 1, args.seconds / 2, "project settings: a connection per request")
-        load(port, data, args.clients, args.seconds, "project settings: a connection per request")
-        stop(server)
-        server = start_gunicorn(port, args.workers, args.rate, conn_max_age=60)
-        load(port, data, args.clients, args.seconds, "CONN_MAX_AGE=60: connections kept")
-        stop(server)
-        server = None
-        chat_start(data, args.samples * 4)
-    finally:
-        if server is not None:
+        ports = {"ours": free_port(), "bare": free_port()}
+        servers.append(start_gunicorn(ports["ours"], args.workers, args.rate))
+        servers.append(start_gunicorn(ports["bare"], args.workers, args.rate, settings_module="bench.bare_api"))
+        print(f"gunicorn: {args.workers} sync workers for each of the project and the bare DRF app; "
+              f"wrk -t{args.threads} -c{args.connections} -d{args.seconds:g}s; per-key rate {args.rate}")
+        http_figures(ports, data, args)
+        for server in servers:
             stop(server)
-        for scratch in SCRATCH_DIRS:
-            shutil.rmtree(scratch, ignore_errors=True)
+        servers = []
+        chat_figures(data, args.samples)
+    finally:
+        for server in servers:
+            stop(server)
         from django.db import connections
 
         connections.close_all()
