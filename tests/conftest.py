@@ -35,6 +35,14 @@ def make_team(slug="acme", plan=Plan.TEAM, email=None):
     return team, user
 
 
+@pytest.fixture(autouse=True)
+def fresh_api_key_cache():
+    """The per-process key cache is process state, like a cache: each test starts without it."""
+    agent_services.api_key_cache_clear()
+    yield
+    agent_services.api_key_cache_clear()
+
+
 @pytest.fixture
 def team_and_user(db):
     return make_team("acme")

@@ -1,9 +1,11 @@
 """API keys: only hashes stored, revocation at once, last use recorded; operator commands."""
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from agents import services
 from agents.models import ApiKey, Membership, Team
@@ -22,6 +24,39 @@ def test_a_revoked_key_stops_at_once(team):
     key, raw = services.api_key_create(team=team, name="ci")
     services.api_key_revoke(key=key)
     assert services.api_key_authenticate(raw_key=raw) is None
+
+
+def test_a_cached_key_costs_no_query_and_last_use_is_written_at_most_once_a_minute(team, django_assert_num_queries):
+    key, raw = services.api_key_create(team=team, name="ci")
+    with django_assert_num_queries(2):  # the lookup, and the first last_used_at (an UPDATE, no read)
+        services.api_key_authenticate(raw_key=raw)
+    for _ in range(3):
+        with django_assert_num_queries(0):
+            assert services.api_key_authenticate(raw_key=raw).team == team
+
+
+def test_a_key_revoked_by_another_process_is_refused_within_the_cache_lifetime(team, monkeypatch, settings):
+    """Another process's revocation is an UPDATE this process does not see: the cached key is used
+    until API_KEY_CACHE_SECONDS pass, then the database says no."""
+    settings.API_KEY_CACHE_SECONDS = 5
+    clock = [1000.0]
+    monkeypatch.setattr(services.time, "monotonic", lambda: clock[0])
+    key, raw = services.api_key_create(team=team, name="ci")
+    assert services.api_key_authenticate(raw_key=raw) is not None
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())  # "another process"
+    clock[0] += 4
+    assert services.api_key_authenticate(raw_key=raw) is not None
+    clock[0] += 1.5
+    assert services.api_key_authenticate(raw_key=raw) is None
+
+
+def test_last_use_is_recorded_again_after_a_minute(team, monkeypatch):
+    key, raw = services.api_key_create(team=team, name="ci")
+    first = services.api_key_authenticate(raw_key=raw).last_used_at
+    later = first + timedelta(seconds=61)
+    monkeypatch.setattr(services.timezone, "now", lambda: later)
+    services.api_key_authenticate(raw_key=raw)
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == later
 
 
 def test_a_wrong_key_does_not_authenticate(team):
