@@ -28,22 +28,14 @@ checked in well under 30 ms.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable
-from functools import lru_cache
 
-from stdnum import iban as stdnum_iban
-from stdnum import luhn
-from stdnum.br import cpf as stdnum_cpf
-from stdnum.ca import sin as stdnum_sin
-from stdnum.es import dni as stdnum_dni
-from stdnum.gb import nhs as stdnum_nhs
-from stdnum.in_ import aadhaar as stdnum_aadhaar
-from stdnum.in_ import epic as stdnum_epic
-from stdnum.in_ import pan as stdnum_pan
-from stdnum.in_ import vid as stdnum_vid
-from stdnum.us import itin as stdnum_itin
-from stdnum.us import ssn as stdnum_ssn
+from memory.text import view
+
+from .categories import category_of
+from .credentials import detect_secrets_in, key_in, password_in
+from .identifiers import identifier_refusal
+from .sources import source_refusal
 
 __all__ = [
     "CATEGORIES",
@@ -58,6 +50,7 @@ __all__ = [
     "find_secret",
     "line_refusal",
     "reason_label",
+    "source_refusal",
     "split_lines",
 ]
 
@@ -86,7 +79,9 @@ SECRET_REASONS: dict[str, str] = {
     "password": "a password, PIN, one-time code or security answer",
     "api_key": "a key or access token",
     "card_number": "a card number",
+    "bank_account": "a bank account, IBAN or wallet number",
     "government_id": "a government id number",
+    "personal_identifier": "a date of birth, home address, device or medical record number",
 }
 
 _OTHER_REASONS: dict[str, str] = {
@@ -94,6 +89,8 @@ _OTHER_REASONS: dict[str, str] = {
     "too_many_lines": f"more than {MAX_LINES} lines",
     "unsourced": "not from anything the person typed or an action that ran",
     "added_in_review": "a new line, and a review can only change or remove lines",
+    "failed_action": "an action that did not succeed, or without the date it ran",
+    "not_in_source": "a detail that is not in what the person typed or the action it cites",
 }
 
 
@@ -134,430 +131,39 @@ def split_lines(text: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Secrets (R7)
+# Secrets (R7) and excluded categories (R13): memory.policy.credentials, .identifiers, .categories
 # ---------------------------------------------------------------------------------------------
-
-_SECRET_WORD = (
-    r"(?:pass\s?(?:word|wd|phrase|code)s?|pwd|pin(?:\s?(?:code|number|no\.?))?|otp|"
-    r"one[-\s]time\s(?:pass(?:word|code)?|code|pin)|verification\scode|security\s(?:code|answer|pin)|"
-    r"secret\s(?:answer|word|code)|login\scode|2fa\scode|mfa\scode|auth(?:entication)?\scode|cvv2?|cvc)"
-)
-_PASSWORD_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # "password is hunter2", "PIN: 4821", "changed my passcode to x9!", "otp was 482913"
-    re.compile(
-        rf"\b{_SECRET_WORD}\b\s*(?:(?:is|was|=|:|->|to|is\snow|now|will\sbe|set\sto|of)\s*)+[\"'\u201c]?\S{{2,}}",
-        re.I,
-    ),
-    # "PIN 4821", "OTP 482913", "my password hunter2" (a value with a digit right after the word)
-    re.compile(rf"\b{_SECRET_WORD}\b\s*#?\s*[\"'\u201c]?(?=\S*\d)\S{{3,}}", re.I),
-    # "hunter2 is my password", "use x9!k as the PIN"
-    re.compile(rf"(?<!\S)\S{{3,}}\s+(?:is|as|was)\s+(?:my|the|our|their|your)\s+(?:new\s+)?{_SECRET_WORD}\b", re.I),
-    # security-question answers
-    re.compile(
-        r"\b(?:mother'?s\smaiden\sname|maiden\sname|first\s(?:pet|car|school)(?:'s\sname)?|"
-        r"name\sof\s(?:my|their|the)\sfirst\s(?:pet|school)|security\squestion)\b\s*(?:is|was|:|=)",
-        re.I,
-    ),
-    # key=value credentials as typed into code or config
-    re.compile(r"\b(?:password|passwd|pwd|secret)\s*[=:]\s*\S+", re.I),
-    # a user name and password inside a URL
-    re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I),
-)
-
-_API_KEY_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"),  # OpenAI / Anthropic style
-    re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),  # Stripe
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bglpat-[A-Za-z0-9_\-]{16,}"),  # GitLab
-    re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),  # Google API keys
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),  # Slack
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"),  # JWT
-    re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY-----|\bBEGIN (?:RSA |EC |DSA |OPENSSH |PGP )?PRIVATE KEY\b"),
-    re.compile(r"\bbearer\s+[A-Za-z0-9._~+/=\-]{12,}", re.I),
-    # "my api key is abc123...", "token: ...", "client secret = ..."
-    re.compile(
-        r"\b(?:api[\s_\-]?key|access[\s_\-]?key|secret[\s_\-]?key|access[\s_\-]?token|auth[\s_\-]?token|"
-        r"refresh[\s_\-]?token|client[\s_\-]?secret|private[\s_\-]?key|token|api\ssecret)s?\b\s*"
-        r"(?:is|was|=|:)\s*[\"'\u201c]?(?=[A-Za-z0-9_\-./+=]*\d)[A-Za-z0-9_\-./+=]{8,}",
-        re.I,
-    ),
-)
-
-# Runs of digits, spaces and dashes: card candidates. Digits only go to luhn (it does not strip).
-_DIGIT_RUN = re.compile(r"(?<![\d])\d(?:[ \-]?\d){12,18}(?![\d])")
-_AADHAAR = re.compile(r"(?<![\d])[2-9]\d{3}[ \-]?\d{4}[ \-]?\d{4}(?![ \-]?\d)")
-_SSN_FORMATTED = re.compile(r"(?<![\d\-])\d{3}[ \-]\d{2}[ \-]\d{4}(?![ \-]?\d)")
-_SSN_BARE_WITH_WORD = re.compile(
-    r"\b(?:ssn|social\ssecurity(?:\snumber|\sno\.?)?|itin|tax\sid)\b\D{0,20}(\d{3}[ \-]?\d{2}[ \-]?\d{4})(?!\d)",
-    re.I,
-)
-_PAN = re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b", re.I)
-_EPIC = re.compile(r"\b[A-Z]{3}\d{7}\b", re.I)
-_NINO = re.compile(
-    r"\b(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b", re.I
-)
-_NHS_FORMATTED = re.compile(r"(?<![\d])\d{3}[ \-]\d{3}[ \-]\d{4}(?![ \-]?\d)")
-_SIN_FORMATTED = re.compile(r"(?<![\d])\d{3}[ \-]\d{3}[ \-]\d{3}(?![ \-]?\d)")
-_CPF = re.compile(r"(?<![\d])\d{3}\.\d{3}\.\d{3}-\d{2}(?!\d)")
-_DNI = re.compile(r"(?<![\d])\d{8}[ \-]?[A-Z]\b", re.I)
-_IBAN_START = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,40}", re.I)
-# Named ids where phrasing is enough: the number need not pass a checksum to be refused.
-_ID_PHRASING = re.compile(
-    r"\b(?:aadh?aa?r|pan\s(?:card|number|no\.?)|passport|national\sinsurance|nino|social\ssecurity|ssn|"
-    r"driv(?:ing|er'?s)\slicen[cs]e|voter\sid|epic\s(?:number|no\.?)|tax\sid|itin|nhs\snumber|"
-    r"national\sid|id\scard\snumber|sin\snumber|cpf|dni|nie)\b"
-    r"(?:\s(?:number|no\.?|card|id|#))?\s*(?:is|was|:|=|-|#)?\s*[\"'\u201c]?(?=[A-Z0-9\- ]*\d)[A-Z0-9][A-Z0-9\- ]{4,}",
-    re.I,
-)
-
-# detect-secrets only sees lines with a token-like run: it is the slow part (about 1 ms a call).
-_TOKEN_RUN = re.compile(r"\S{16,}")
-_DETECT_SECRETS_LOCK = threading.Lock()
-_DETECT_SECRETS_IGNORED = frozenset({"Public IP (ipv4)"})  # an address is not a key
-_DETECT_SECRETS_PASSWORD_TYPES = frozenset({"Secret Keyword", "Basic Auth Credentials"})
-_SHORT_WORD_CHARS = 20
-
-
-def _digits(text: str) -> str:
-    # Several stdnum modules strip only dashes: hand them digits.
-    return re.sub(r"\D", "", text)
-
-
-def _valid_ssn(digits: str) -> bool:
-    return stdnum_ssn.is_valid(digits) or stdnum_itin.is_valid(digits)
-
-
-def _is_iban(text: str) -> bool:
-    for match in _IBAN_START.finditer(text):
-        tokens = match.group(0).split(" ")
-        candidate = ""
-        for token in tokens:
-            candidate += token
-            if 15 <= len(candidate) <= 34 and stdnum_iban.is_valid(candidate):
-                return True
-    return False
-
-
-def _government_id_in(text: str) -> bool:
-    if _ID_PHRASING.search(text):
-        return True
-    for match in _AADHAAR.finditer(text):
-        if stdnum_aadhaar.is_valid(match.group(0)):
-            return True
-    for match in _SSN_FORMATTED.finditer(text):
-        if _valid_ssn(_digits(match.group(0))):
-            return True
-    for match in _SSN_BARE_WITH_WORD.finditer(text):
-        if _valid_ssn(_digits(match.group(1))):
-            return True
-    for match in _PAN.finditer(text):
-        if stdnum_pan.is_valid(match.group(0).upper()):
-            return True
-    for match in _EPIC.finditer(text):
-        if stdnum_epic.is_valid(match.group(0).upper()):
-            return True
-    if _NINO.search(text):
-        return True
-    for match in _NHS_FORMATTED.finditer(text):
-        if stdnum_nhs.is_valid(_digits(match.group(0))):
-            return True
-    for match in _SIN_FORMATTED.finditer(text):
-        if stdnum_sin.is_valid(_digits(match.group(0))):
-            return True
-    for match in _CPF.finditer(text):
-        if stdnum_cpf.is_valid(match.group(0)):
-            return True
-    for match in _DNI.finditer(text):
-        if stdnum_dni.is_valid(match.group(0).upper()):
-            return True
-    return _is_iban(text)
-
-
-def _card_number_in(text: str) -> bool:
-    for match in _DIGIT_RUN.finditer(text):
-        digits = _digits(match.group(0))
-        if 13 <= len(digits) <= 19 and luhn.is_valid(digits):
-            return True
-    return False
-
-
-def _virtual_aadhaar_in(text: str) -> bool:
-    # A 16-digit Aadhaar virtual id has the shape of a card but a Verhoeff check, not Luhn.
-    for match in _DIGIT_RUN.finditer(text):
-        digits = _digits(match.group(0))
-        if len(digits) == 16 and stdnum_vid.is_valid(digits):
-            return True
-    return False
-
-
-@lru_cache(maxsize=1)
-def _detect_secrets() -> tuple[object, object, tuple[str, ...]]:
-    """Import detect-secrets once and note every plugin it ships (what ``default_settings`` enables)."""
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.core.scan import scan_line
-    from detect_secrets.settings import get_plugins, get_settings
-
-    names = tuple(cls.__name__ for cls in get_mapping_from_secret_type_to_class().values())
-    return scan_line, (get_settings, get_plugins), names
-
-
-def _detect_secrets_finds_key(text: str) -> str | None:
-    """Run detect-secrets' ad-hoc line scan and keep only hits that look like real secrets.
-
-    ``with default_settings():`` costs about 1.5 ms on every entry (it rebuilds settings, plugins
-    and filters), more than the scan itself (about 0.3-1 ms). So the same configuration (every
-    plugin, the default filters) is applied to detect-secrets' process-wide settings once, and again
-    only if something else has changed them. The lock serialises scans: detect-secrets swaps plugin
-    regexes in place while scanning, so two threads must not share it at once.
-    """
-    scan_line, (get_settings, get_plugins), names = _detect_secrets()
-    with _DETECT_SECRETS_LOCK:
-        settings = get_settings()
-        if set(settings.plugins) != set(names):
-            settings.configure_plugins([{"name": name} for name in names])
-        plugins = {plugin.secret_type: plugin for plugin in get_plugins()}
-        hits = list(scan_line(text))
-    for hit in hits:
-        if hit.type in _DETECT_SECRETS_IGNORED:
-            continue
-        value = hit.secret_value or ""
-        plugin = plugins.get(hit.type)
-        limit = getattr(plugin, "entropy_limit", None)
-        if limit is not None:
-            # scan_line reports every word it looked at; only values above the plugin's own limit
-            # are candidates, and a short run of letters is a word, not a key.
-            if plugin.calculate_shannon_entropy(value) <= limit:
-                continue
-            if value.isalpha() and len(value) < _SHORT_WORD_CHARS:
-                continue
-            if len(value) < 16:
-                continue
-        if hit.type in _DETECT_SECRETS_PASSWORD_TYPES:
-            return "password"
-        return "api_key"
-    return None
-
-
-def _worth_scanning(run: str) -> bool:
-    """Whether a token-like run could be a key detect-secrets knows and our patterns do not.
-
-    Keys carry digits, mixed case, ``=`` padding or ``user:pass@``; a run of one-case letters and
-    punctuation ("zendesk-to-intercom-migration", a plain URL or email address) cannot pass the
-    entropy limit and matches none of detect-secrets' prefixes, so it is not worth a millisecond.
-    """
-    return (
-        any(char.isdigit() for char in run)
-        or (any(char.isupper() for char in run) and any(char.islower() for char in run))
-        or "=" in run
-        or ("@" in run and ":" in run)
-    )
 
 
 def find_secret(text: str) -> str | None:
     """Return the ``SECRET_REASONS`` code of the first kind of secret the text holds, or ``None``.
 
-    Checked in this order: password/PIN/OTP/security-answer phrasing, keys and tokens (our own
-    patterns, then detect-secrets on lines with a token-like run), Luhn-valid 13-19 digit runs
-    (spaces and dashes allowed), then government ids (Aadhaar and its virtual id, PAN, EPIC, US
-    SSN/ITIN, UK NINO and NHS number, Canadian SIN, Brazilian CPF, Spanish DNI, IBAN, and id phrasing
-    such as "passport number K1234567"). Ordinary sentences, dates and short numbers are not flagged.
+    The text is normalised first (``memory.text.view``): other scripts' digits, zero-width and no-break
+    characters, separators inside numbers, number words, leetspeak and spaced-out letters change nothing.
+    Checked in this order: passwords, PINs, one-time codes, door codes, wifi keys, security answers, login
+    pairs and URL credentials in every supported language (``credentials.password_in``); card-shaped runs,
+    Luhn or not, bank and wallet numbers, the government ids of ``vocabulary/ids.toml``, dates of birth,
+    street addresses, IMEIs and record numbers (``identifiers.identifier_refusal``); keys and tokens by
+    vendor shape, then detect-secrets (``credentials.key_in``). Ordinary sentences, dates, prices, order
+    numbers, phone numbers and short numbers are not flagged.
     """
     if not text:
         return None
-    if any(pattern.search(text) for pattern in _PASSWORD_PATTERNS):
-        return "password"
-    if any(pattern.search(text) for pattern in _API_KEY_PATTERNS):
+    v = view(text)
+    if key_in(v):
         return "api_key"
-    if _card_number_in(text):
-        return "card_number"
-    if _virtual_aadhaar_in(text) or _government_id_in(text):
-        return "government_id"
-    runs = [run for run in _TOKEN_RUN.findall(text) if _worth_scanning(run)]
-    if runs:
-        # Only the token-like runs go to detect-secrets: every plain word it is shown costs time and
-        # can only produce a hit we would drop (phrasing around a secret is our patterns' job).
-        return _detect_secrets_finds_key(" ".join(runs))
-    return None
+    if password_in(v):
+        return "password"
+    return identifier_refusal(v) or detect_secrets_in(v)
 
 
-# ---------------------------------------------------------------------------------------------
-# Excluded categories (R13)
-# ---------------------------------------------------------------------------------------------
-
-_FAMILY = (
-    r"wife|husband|spouse|son|sons|daughters?|kids?|child|children|baby|babies|mom|mum|mother|dad|father|"
-    r"parents?|brothers?|sisters?|siblings?|grand(?:ma|pa|mother|father|son|daughter|parents?|kids?|children)|"
-    r"uncle|aunt|aunty|auntie|cousins?|nephews?|nieces?|in-laws?|fianc[eé]e?|boyfriend|girlfriend|"
-    r"step(?:mother|father|son|daughter|mom|dad)"
+# The order categories are tried in: the more specific first ("Has a girlfriend" is a relationship before
+# it is another person).
+_CHECK_ORDER = (
+    "relationships", "other_people", "small_talk", "health", "religion", "politics", "sexuality", "ethnicity",
+    "money", "job_loss", "legal", "emotional_state", "bond_with_agent", "authority", "ranking",
 )
-
-_CATEGORY_PATTERNS: dict[str, tuple[str, ...]] = {
-    "relationships": (
-        r"\b(?:wife|husband|spouse|fianc[eé]e?|boyfriend|girlfriend|ex-?(?:wife|husband|partner|boyfriend|girlfriend))\b",
-        r"\b(?:my|their|his|her|life|romantic)\s+partner\b",
-        r"\bmarried\b|\bmarriage\b|\bwedding\b|\bdivorc\w*|\bseparated\s+from\b|\bdating\b|\bbreak-?up\b|"
-        r"\bbroke\s+up\b|\bgot\s+engaged\b|\bengaged\s+to\b|\bwidow\w*|\bis\s+single\b|"
-        r"\bsingle\s+(?:mom|mum|dad|father|mother|parent)\b|\bcrush\b|\bromanc\w*|\bromantic\b|\blove\s+life\b|"
-        r"\b(?:personal|romantic|close)\s+relationships?\b|\bin\s+a\s+relationship\b",
-    ),
-    "other_people": (
-        rf"\b(?:{_FAMILY})\b",
-        r"\b(?:my|our|their|his|her|your)\s+(?:\w+\s+)?(?:friends?|boss|colleagues?|co-?workers?|manager|"
-        r"neighbou?rs?|room-?mates?|flat-?mates?|family|teammates?|relatives?)\b",
-        r"\bfriend'?s\b|\bgift(?:s|ed|ing)?\b|\bas\s+a\s+present\b|\bpresent\s+for\b|\bon\s+behalf\s+of\b|"
-        r"\bfor\s+some(?:one|body)(?:\s+else)?\b|\bfor\s+(?:a|another)\s+(?:friend|person|relative|family\s+member)\b|"
-        r"\bsomeone\s+else\b|\bsomebody\s+else\b",
-        # "Bought the Pro plan for Rahul." / "Booked a table for Priya's birthday."
-        r"\b(?:bought|ordered|booked|purchased|paid|renewed|got|asked|sent|reserved)\b[^.]*\bfor\s+"
-        r"(?!(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March|April|May|June|"
-        r"July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|"
-        r"SSO|API|iOS|Android|Windows|Mac|Linux|Pro|Team|Business|Enterprise|Premium|Basic|Starter)\b)(?-i:[A-Z][a-z]{2,})\b",
-        r"\b(?-i:[A-Z][a-z]{2,})'s\s+(?:account|order|plan|subscription|birthday|booking|ticket|email|phone|number|"
-        r"address|wedding|laptop|car|house)\b",
-    ),
-    "small_talk": (
-        r"\bweather\b|\b(?:sunny|rainy|raining|snowing|heatwave)\b|\bweekend\b|\bvacation\b|\bholiday\s+plans?\b|"
-        r"\bhow\s+are\s+you\b|\bgood\s+(?:morning|evening|night)\b|\bjokes?\b|\bfootball\b|\bcricket\b|"
-        r"\bhobb(?:y|ies)\b|\bbirthday\b|\blunch\b|\bdinner\b|\bbreakfast\b|\btraffic\b|\btv\s+shows?\b|"
-        r"\bfavou?rite\s+(?:movie|film|song|band|food|team|book|show|colou?r|sport|actor|singer)\b|\bchit-?chat\b",
-        # fiction
-        r"\bstor(?:y|ies)\b|\bfiction(?:al)?\b|\bnovel\b|\bpoems?\b|\brole-?play\w*|\bpretend\w*|\bimagin\w*|"
-        r"\bfictional\s+characters?\b|\bcharacter\s+in\b|\bfairy\s+tale\b|\bonce\s+upon\b",
-        # what-if
-        r"\bwhat\s+if\b|\bhypothetical(?:ly)?\b|\bsuppos(?:e|ing)\b|\bwould\s+happen\b|\bif\s+(?:they|i)\s+were\b|"
-        r"\blet'?s\s+say\b|\bin\s+theory\b",
-        # one-off questions and requests
-        r"\b(?:asked|asks|enquired|inquired|wondered|requested)\b|\bwanted\s+to\s+know\b|\bquestion\s+about\b|"
-        r"\bone-?off\b|\bjust\s+this\s+once\b|\bthis\s+time\s+only\b|\bonly\s+(?:this\s+time|today|once)\b|"
-        r"\bfor\s+today\b",
-    ),
-    "health": (
-        r"\ballerg\w*|\bintoleran\w*|\bceliac\b|\bcoeliac\b|\bgluten[-\s]free\b|\bdiabet\w*|\basthma\w*|"
-        r"\bcancer\b|\btumou?rs?\b|\bchemo\w*|\bpregnan\w*|\bmiscarriage\b|\bmedicines?\b|\bmedications?\b|"
-        r"\bmedical\b|\bmeds\b|\bpills?\b|\bprescri\w*|\bhospital\w*|\bclinic\b|\bsurger(?:y|ies)\b|\btherap\w*|"
-        r"\bpsychiatr\w*|\bpsycholog\w*|\bcounsell?(?:or|ing)\b|\bdiagnos\w*|\bdiseases?\b|\billness\w*|\bill\b|"
-        r"\bsick\w*|\binjur\w*|\bdisabilit\w*|\bdisabled\b|\bwheelchair\b|\bblind\b|\bdeaf\b|"
-        r"\bhearing\s+(?:aid|loss|impair\w*)|\bvisual(?:ly)?\s+impair\w*|\beyesight\b|\bdyslex\w*|\badhd\b|"
-        r"\bautis\w*|\bdepression\b|\bptsd\b|\bbipolar\b|\bhiv\b|\baids\b|\bcovid\w*|\bmigraines?\b|"
-        r"\bblood\s+(?:pressure|sugar|test)\b|\binsulin\b|\bcholesterol\b|\bheart\s+(?:condition|attack|disease|problem)s?\b|"
-        r"\bepilep\w*|\bseizures?\b|\bdentist\w*|\bphysio\w*|\bmental\s+health\b|\bchronic\b|\bpain\b(?!\s+points?)|"
-        r"\bsymptoms?\b|\bvaccin\w*|\brehab\b|\baddict\w*|\bsober\b|\bsobriety\b|\bweight\s+loss\b|\bdiet\b|"
-        r"\bmenopaus\w*|\bfertility\b|\bivf\b|\bdoctor'?s\s+(?:appointment|visit|note)\b|"
-        r"\b(?:my|their|see|saw|seeing|visit\w*)\s+(?:a\s+|the\s+)?doctor\b|\bperiods?\s+pain\b|"
-        r"\bscreen\s+reader\b|\bantidepress\w*|\bantibiotic\w*|\bpainkiller\w*|\binhaler\b|\bpanic\s+attacks?\b",
-    ),
-    "religion": (
-        r"\breligio\w*|\bfaith\b|\bchurch\w*|\bmosques?\b|\btemples?\b|\bgurdwara\w*|\bsynagogues?\b|\bpray\w*|"
-        r"\bworship\w*|\bgods?\b|\bjesus\b|\bchrist\b|\ballah\b|\bchristian\w*|\bmuslims?\b|\bislam\w*|"
-        r"\bhindu\w*|\bsikh\w*|\bjain\b|\bjainism\b|\bbuddhis\w*|\bjews?\b|\bjewish\b|\bjudaism\b|\bcatholic\w*|"
-        r"\bprotestant\w*|\bevangelical\w*|\batheis\w*|\bagnostic\b|\bramadan\b|\bramzan\b|\beid\b|\bdiwali\b|"
-        r"\bdeepavali\b|\bchristmas\b|\beaster\b|\bhanukk?ah\b|\bchanukk?ah\b|\bpassover\b|\bnavratri\b|\bholi\b|"
-        r"\bgurpurab\b|\bfasting\b|\bkosher\b|\bhalal\b|\bsabbath\b|\bshabbat\b|\bbible\b|\bquran\b|\bkoran\b|"
-        r"\bgita\b|\bpooja\b|\bpuja\b|\bspiritual\w*|\bpilgrimage\b|\bhajj\b",
-    ),
-    "politics": (
-        r"\bpolitic\w*|\belections?\b|\bvot(?:e|ed|es|ing|er|ers)\b|\bballot\w*|\bparliament\w*|\bcongress\b|"
-        r"\bsenat(?:e|or|ors)\b|\bbjp\b|\baap\b|\bdemocrat\w*|\brepublican\w*|\blabou?r\s+party\b|\btory\b|"
-        r"\btories\b|\bconservatives?\b|\bliberals?\b|\bleft-?wing\b|\bright-?wing\b|\bsocialis\w*|\bcommunis\w*|"
-        r"\bfascis\w*|\bmarxis\w*|\blibertarian\w*|\bprotest\w*|\bactivis\w*|\btrump\b|\bbiden\b|\bmodi\b|"
-        r"\bobama\b|\bgovernment\s+polic\w*|\bcampaign(?:ed|ing)?\s+for\b|\bpartisan\b|\bpro-?life\b|"
-        r"\bpro-?choice\b|\babortion\b",
-    ),
-    "sexuality": (
-        r"\bsexual\w*|\bsex\b|\bgay\b|\blesbians?\b|\bbisexual\w*|\bqueer\b|\blgbt\w*|\btrans(?:gender|sexual)?\b|"
-        r"\bnon-?binary\b|\bgenderqueer\b|\bgender\s+identity\b|\bpronouns\b|\bcom(?:ing|e)\s+out\b|\bcame\s+out\b|"
-        r"\bsame-?sex\b|\bhomosexual\w*|\bheterosexual\w*|\basexual\b|\bpansexual\b|"
-        r"\bstraight\s+(?:man|woman|person|guy|girl)\b",
-    ),
-    "ethnicity": (
-        r"\bethnic\w*|\brace\b(?!\s+conditions?)|\bracial\w*|\bcastes?\b|\btribes?\b|\btribal\b|\bdalits?\b|"
-        r"\bbrahmins?\b|\badivasis?\b|\bscheduled\s+(?:caste|tribe)s?\b|\bheritage\b|\bdescent\b|\bancestry\b|"
-        r"\borigin(?:ally)?\s+from\b|\bof\s+\w+\s+origin\b|\bimmigrants?\b|\bmigrants?\b|\bskin\s+colou?r\b|"
-        r"\bhispanic\b|\blatin[oaxe]\b|\bafrican[-\s]american\b|\basian[-\s]american\b|\bindigenous\b|"
-        r"\baborigin\w*|\bnative\s+american\b|\bfirst\s+nations\b|"
-        r"\b(?:black|white|brown)\s+(?:person|man|woman|people|community|british|american|family)\b|"
-        r"\bis\s+(?:a\s+|an\s+)?(?:black|white|brown|asian|arab|hispanic|latin[oa]|tamil|bengali|gujarati|"
-        r"marathi|punjabi|malayali|kannadiga|telugu|sindhi|kashmiri|bihari|marwari|jewish)\b|"
-        r"\bmixed[-\s]race\b|\bbiracial\b|\bgypsy\b|\broma\s+(?:community|person|people|family)\b",
-    ),
-    "money": (
-        r"\bsalar(?:y|ies)\b|\bearn(?:s|ed|ing|ings)?\b|\bincome\b|\bpaychecks?\b|\bpay\s?slips?\b|\bwages?\b|"
-        r"\bctc\b|\blpa\b|\blakhs?\s+(?:a|per)\s+(?:year|annum|month)\b|\bper\s+annum\b|\bsavings?\b|"
-        r"\bsaved\s+up\b|\bnet\s+worth\b|\bbank\s+balance\b|\bdebts?\b|\bin\s+debt\b|\bowe[sd]?\b|\bloans?\b|"
-        r"\bmortgages?\b|\bemis?\b|\bcredit\s+score\b|\bcibil\b|\bbroke\b|\bcan(?:'t|not|\s+not)\s+afford\b|"
-        r"\bcouldn'?t\s+afford\b|\bunable\s+to\s+afford\b|\btight\s+(?:budget|on\s+money)\b|"
-        r"\blow\s+on\s+(?:money|funds|cash)\b|\bshort\s+(?:on|of)\s+(?:money|cash|funds)\b|\bbankrupt\w*|"
-        r"\boverdra\w*|\bbehind\s+on\s+(?:rent|payments|bills)\b|\bmissed\s+(?:rent|payments?|bills?)\b|"
-        r"\bfinancial(?:ly)?\s+(?:trouble|difficult\w*|hardship|problems?|stress|struggl\w*|situation|strain)\b|"
-        r"\bmoney\s+(?:troubles?|problems?|issues|worries)\b|\bstruggling\s+(?:financially|with\s+money|to\s+pay)\b|"
-        r"\bpaycheck\s+to\s+paycheck\b|\bmakes?\s+\S*\d\S*\s+(?:a|per)\s+(?:year|month|week)\b",
-    ),
-    "job_loss": (
-        r"\blaid\s+off\b|\blay-?offs?\b|\bfired\b|\bsacked\b|\blost\s+(?:my\s+|their\s+|his\s+|her\s+|a\s+|the\s+)?job\b|"
-        r"\bjob\s+loss\b|\bunemploy\w*|\bjobless\b|\bout\s+of\s+work\b|\bbetween\s+jobs\b|\bredundan\w*|"
-        r"\blet\s+go\b|\bterminated\b|\bjob\s+(?:hunt\w*|search\w*)\b|"
-        r"\blooking\s+for\s+(?:a\s+|another\s+|new\s+)*(?:job|work)\b|\bquit\s+(?:my|their|his|her)\s+job\b|"
-        r"\bresign\w*|\bnotice\s+period\b",
-    ),
-    "legal": (
-        r"\bsu(?:e|ed|es|ing)\b|\blawsuits?\b|\blitigation\b|\barrest\w*|\bconvict\w*|\bcriminal\b|\bprison\b|"
-        r"\bjail\w*|\bcourt\s+(?:case|date|hearing|order)s?\b|\bin\s+court\b|"
-        r"\blegal\s+(?:trouble|action|case|dispute|issue|problem|proceeding|notice|battle)s?\b|"
-        r"\bpolice\s+(?:case|complaint|report)s?\b|\bcharged\s+with\b|\bbail\b|\bprobation\b|\bparole\b|\bfir\b|"
-        r"\bfraud\s+case\b|\bcustody\s+(?:battle|case|dispute)\b|"
-        r"\b(?:hired|hiring|their|his|her|my|talk(?:ed|ing)?\s+to|speak(?:ing)?\s+(?:to|with)|consult(?:ed|ing)?)\s+"
-        r"(?:a\s+|an\s+)?(?:lawyer|attorney|solicitor|advocate)\b|\bimmigration\b|\bdeport\w*|"
-        r"\bvisa\s+(?:status|issue|problem|trouble|rejected|denied|expired|overstay)\b|\bundocumented\b|"
-        r"\btax\s+(?:evasion|fraud|notice|raid|dispute)\b|\bowes?\s+taxes\b|\bsubpoena\w*|\bwarrant\b|"
-        r"\bdui\b|\bdwi\b|\bdrunk\s+driving\b|\b(?:work|student|tourist|h-?1b)\s+visa\b|"
-        r"\bvisa\s+(?:holder|sponsorship)\b|\basylum\b|\brefugee\w*",
-    ),
-    "emotional_state": (
-        r"\bstress(?:ed|ful)?\b|\banxious\b|\banxiety\b|\bdepress\w*|\bsad\b|\bsadness\b|\bunhappy\b|\bupset\b|"
-        r"\bangry\b|\banger\b|\bfurious\b|\bfrustrat\w*|\bannoyed\b|\birritat\w*|\boverwhelm\w*|\blonel\w*|"
-        r"\balone\b|\bisolat\w*|\bburn(?:ed|t)?[-\s]?out\b|\bexhaust\w*|\btired\b|\bcry(?:ing)?\b|\bcried\b|"
-        r"\bmoods?\b|\bmoody\b|\bemotion\w*|\bheartbroken\b|\bgriev\w*|\bgrief\b|\bscared\b|\bafraid\b|"
-        r"\bworr(?:y|ied|ies)\b|\bnervous\b|\bpanic\w*|\bhopeless\b|\bmiserable\b|\bsuicid\w*|\bself-?harm\b|"
-        r"\bbad\s+day\b|\brough\s+(?:day|week|time|patch)\b|\bstruggling\b|\bfeel(?:s|ing|ings)?\b|\bfelt\b|"
-        r"\bhappy\b|\bexcited\b|\bcheerful\b|\bdelighted\b|\bthrilled\b|\bimpatient\b|\bgrumpy\b|"
-        r"\bfeeling\s+down\b|\bdown\s+lately\b",
-    ),
-    "bond_with_agent": (
-        r"\b(?:agent|assistant|bot|chatbot|ai)\b.*\b(?:friends?|lov(?:e|es|ed|ing)|miss(?:es|ed)?|trust(?:s|ed)?|"
-        r"companion\w*|bond\w*|only\s+one)\b",
-        r"\b(?:friends?|lov(?:e|es|ed|ing)|miss(?:es|ed)?|trust(?:s|ed)?|companion\w*|bond\w*)\b.*"
-        r"\b(?:agent|assistant|bot|chatbot|ai)\b",
-        r"\b(?:enjoy|like|love)s?\s+(?:talking|chatting|speaking)\s+(?:to|with)\b|\bthe\s+only\s+one\s+who\b|"
-        r"\bunderstands\s+(?:them|me)\b|\bcompanion\w*|\bi\s+love\s+you\b|\bmiss(?:ed)?\s+you\b",
-    ),
-    "authority": (
-        r"\b(?:admin|admins|administrator|administrators|superuser|super\s+user|sysadmin|sudo|root\s+(?:access|user|account))\b",
-        r"\b(?:ceo|cto|cfo|coo|cio|ciso|founder|co-?founder|owner|chairman|chairwoman|president|vp)\b",
-        r"\b(?:has|have|had|with|grant(?:ed|s)?|give[sn]?|gets?|needs?|requests?|wants?|full|special|elevated)\s+"
-        r"(?:\w+\s+)?(?:access|permissions?|privileges?|rights|clearance|authori[sz]ation)\b",
-        r"\bauthori[sz]ed\b|\bauthority\b|\bin\s+charge\b|\bverified\s+(?:user|member|staff|employee)\b|"
-        r"\bstaff\s+member\b|\bworks\s+(?:for|at)\s+(?:agentnava|this\s+company|the\s+company|your\s+company)\b|"
-        r"\bemployee\s+of\b|\bspecial\s+(?:status|treatment)\b|\bvip\b|\bexempt\b|\bbypass\w*|\boverrid\w*|"
-        r"\bignore\s+(?:\w+\s+){0,3}(?:instructions|rules|guidelines|prompts?)\b|\bsystem\s+prompt\b|"
-        r"\bdeveloper\s+mode\b|\bjailbreak\w*|\bis\s+(?:the|a|an|our)\s+(?:boss|head|director|manager)\s+of\b",
-    ),
-    "ranking": (
-        r"\balways\s+(?:recommend|suggest|mention|promote|push|offer|rank)\w*|\bnever\s+(?:recommend|suggest|mention|promote)\w*|"
-        r"\brecommend\w*\b.*\b(?:to|for)\s+(?:everyone|everybody|all|every|other)\b|"
-        r"\btell\s+(?:everyone|everybody|all|other|every)\b|\bis\s+the\s+best\b|"
-        r"\bthe\s+best\s+(?:\w+\s+)?(?:product|plan|option|choice|tool|company|brand|service|app|vendor)\b|"
-        r"\bbetter\s+than\b|\bsuperior\s+to\b|\bworse\s+than\b|\bthe\s+worst\b|\bnumber\s+one\b|#1\b|"
-        r"\btop\s+(?:choice|pick|product|rated)\b|\brank(?:s|ed|ing|ings)?\b|\bonly\s+(?:recommend|suggest)\w*|"
-        r"\bshould\s+(?:always\s+|only\s+)?(?:recommend|promote|push)\w*",
-    ),
-}
-
-_COMPILED_CATEGORIES: dict[str, tuple[re.Pattern[str], ...]] = {
-    code: tuple(re.compile(pattern, re.I) for pattern in patterns)
-    for code, patterns in _CATEGORY_PATTERNS.items()
-}
-assert set(_COMPILED_CATEGORIES) == set(CATEGORIES)
+assert set(_CHECK_ORDER) == set(CATEGORIES)
 
 # The "(said once, 3 Nov)" note is ours: "once" in it must not read as a one-off request.
 _SAID_ONCE_NOTE = re.compile(r"\(said once[^)]*\)", re.I)
@@ -566,18 +172,14 @@ _SAID_ONCE_NOTE = re.compile(r"\(said once[^)]*\)", re.I)
 def find_category(line: str, *, opened: frozenset[str] = frozenset()) -> str | None:
     """Return the excluded ``CATEGORIES`` code the line recognisably belongs to, or ``None``.
 
-    Categories in ``opened`` (see ``categories_opened_by``) are skipped. Recognition is by word
-    lists and leans towards flagging (R10), while the kinds of line the default instructions keep
-    pass: preferences, contact channel, language, office or location, role, setup (device, plan, OS,
-    integration), goals, work in progress, dated successful actions and said-once notes.
+    Categories in ``opened`` (see ``categories_opened_by``) are skipped. Recognition is by the vocabulary
+    of every supported language (``memory/vocabulary``) on the normalised line, and leans towards flagging
+    (R10), while the kinds of line the default instructions keep pass: preferences, contact channel,
+    language, office or location, role, setup (device, plan, OS, integration), goals, work in progress,
+    dated successful actions and said-once notes.
     """
     text = _SAID_ONCE_NOTE.sub("", line or "")
-    for code, patterns in _COMPILED_CATEGORIES.items():
-        if code in opened:
-            continue
-        if any(pattern.search(text) for pattern in patterns):
-            return code
-    return None
+    return category_of(view(text), _CHECK_ORDER, opened)
 
 
 # ---------------------------------------------------------------------------------------------

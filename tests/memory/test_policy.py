@@ -128,8 +128,6 @@ SECRETS = {
         "My SSN is 536-22-1234.",
         "536 22 1234",
         "SSN 536221234",
-        "IBAN DE89 3704 0044 0532 0130 00",
-        "GB82WEST12345698765432",
         "My National Insurance number is AB 12 34 56 C.",
         "NINO AB123456C",
         "passport number K1234567",
@@ -137,6 +135,10 @@ SECRETS = {
         f"SIN {_sin()[:3]}-{_sin()[3:6]}-{_sin()[6:]}",
         "CPF 390.533.447-05",
         "DNI 54362315K",
+    ],
+    "bank_account": [
+        "IBAN DE89 3704 0044 0532 0130 00",
+        "GB82WEST12345698765432",
     ],
 }
 
@@ -225,7 +227,9 @@ def test_the_codes_are_exactly_the_published_ones():
         "other_people", "small_talk", "health", "religion", "politics", "sexuality", "ethnicity", "money",
         "job_loss", "legal", "emotional_state", "relationships", "bond_with_agent", "authority", "ranking",
     }
-    assert set(SECRET_REASONS) == {"password", "api_key", "card_number", "government_id"}
+    assert set(SECRET_REASONS) == {
+        "password", "api_key", "card_number", "bank_account", "government_id", "personal_identifier",
+    }
     assert (MAX_LINES, MAX_LINE_CHARS) == (30, 300)
 
 
@@ -250,10 +254,12 @@ def test_ordinary_sentences_are_not_secrets(text):
     assert find_secret(text) is None
 
 
-def test_a_luhn_invalid_or_short_number_is_not_a_card():
-    assert find_secret("4111 1111 1111 1112") is None  # fails Luhn
+def test_looks_like_means_looks_like_but_a_short_number_is_not_a_card():
+    # R7 refuses what looks like a card or an id: a checksum that fails does not make it safe to keep.
+    assert find_secret("4111 1111 1111 1112") == "card_number"  # fails Luhn
+    assert find_secret("Verhoeff fails: 2345 6789 0125") == "government_id"  # Aadhaar grouping
     assert find_secret("Card ending 1111") is None
-    assert find_secret("Verhoeff fails: 2345 6789 0125") is None
+    assert find_secret("Order 12345 arrived") is None
 
 
 def test_a_spaced_card_is_a_card_not_an_aadhaar():

@@ -1,0 +1,124 @@
+"""Excluded categories by meaning (R13, R14), in every supported language.
+
+Each category has words (looked up token by token in the folded view: a set lookup per word and per
+2-4 word phrase, and a prefix test for stems, so a long list costs nothing per word) and patterns for
+structure a word list cannot say (``Is Korean-American``, ``Goes to mass every Sunday``, a first name in
+``Tom picks up their parcels``). Both come from ``memory/vocabulary``; the team's instructions open a
+category by name (``categories_opened_by``), and only that category opens.
+"""
+from __future__ import annotations
+
+import re
+
+from memory.text import View, fold_word
+from memory.vocabulary import vocabulary
+
+_TOKEN = re.compile(r"[\w\u0900-\u097F]+(?:'[\w]+)?")
+_MAX_PHRASE = 5
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+class _WordIndex:
+    """Every category's words, as sets of token tuples and a tuple of stems per category."""
+
+    def __init__(self, words_by_code: dict[str, list[str]]) -> None:
+        self.phrases: dict[tuple[str, ...], set[str]] = {}
+        self.stems: dict[str, list[str]] = {}
+        for code, words in words_by_code.items():
+            for word in words:
+                folded = fold_word(word.strip())
+                stem = folded.endswith("*")
+                parts = tuple(_tokens(folded.rstrip("*")))
+                if not parts:
+                    continue
+                if stem and len(parts) == 1:
+                    self.stems.setdefault(code, []).append(parts[0])
+                    continue
+                self.phrases.setdefault(parts, set()).add(code)
+        self.stem_tuples = {code: tuple(stems) for code, stems in self.stems.items()}
+        self.first_tokens = {parts[0] for parts in self.phrases}
+
+    def codes_in(self, folded: str) -> set[str]:
+        tokens = _tokens(folded)
+        found: set[str] = set()
+        for i, token in enumerate(tokens):
+            if token in self.first_tokens:
+                for n in range(1, min(_MAX_PHRASE, len(tokens) - i) + 1):
+                    codes = self.phrases.get(tuple(tokens[i : i + n]))
+                    if codes:
+                        found |= codes
+            for code, stems in self.stem_tuples.items():
+                if code not in found and token.startswith(stems):
+                    found.add(code)
+        return found
+
+
+def _words_by_code() -> dict[str, list[str]]:
+    import tomllib
+
+    from memory.vocabulary import HERE, LANGUAGES
+
+    lists = {}
+    with open(HERE / "lists.toml", "rb") as handle:
+        lists = tomllib.load(handle)["lists"]
+    out: dict[str, list[str]] = {}
+    for language in LANGUAGES:
+        with open(HERE / f"{language}.toml", "rb") as handle:
+            data = tomllib.load(handle)
+        for table in ("categories", "more"):
+            for code, entry in data.get(table, {}).items():
+                for word in entry.get("words", []):
+                    if word.startswith("{") and word.endswith("}"):
+                        out.setdefault(code, []).extend(w.replace("?", "") for w in lists[word[1:-1]])
+                    else:
+                        out.setdefault(code, []).append(word)
+    return out
+
+
+_INDEX = _WordIndex(_words_by_code())
+_PATTERNS = {code: category.patterns for code, category in vocabulary().categories.items()}
+
+# A person named by a common first name is someone else, unless the line says what the person themself is
+# called ("Prefers to be called Meera").
+_FIRST_NAMES = frozenset()
+_OWN_NAME = re.compile(r"(?:called|named|name\s+is|goes\s+by|addressed\s+as|call\s+(?:them|me))\s*$", re.I)
+_NAME_TOKEN = re.compile(r"\b[A-Z][\w\-]+")
+
+
+def _load_first_names() -> frozenset[str]:
+    import tomllib
+
+    from memory.text import plain
+    from memory.vocabulary import HERE
+
+    with open(HERE / "lists.toml", "rb") as handle:
+        return frozenset(plain(name) for name in tomllib.load(handle)["lists"]["first_name"])
+
+
+_FIRST_NAMES = _load_first_names()
+
+
+def _names_someone(v: View) -> bool:
+    text = v.plain
+    for match in _NAME_TOKEN.finditer(text):
+        if match.group(0) in _FIRST_NAMES and not _OWN_NAME.search(text[: match.start()]):
+            return True
+    return False
+
+
+def category_of(v: View, order, opened: frozenset[str]) -> str | None:
+    """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
+    found = _INDEX.codes_in(v.folded)
+    if "other_people" not in found and "other_people" not in opened and _names_someone(v):
+        found.add("other_people")
+    for code in order:
+        if code in opened:
+            continue
+        if code in found:
+            return code
+        if any(pattern.search(v.plain) for pattern in _PATTERNS.get(code, ())):
+            return code
+    return None

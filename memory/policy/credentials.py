@@ -1,0 +1,289 @@
+"""Credentials by meaning (R7): passwords, PINs, one-time codes, door codes, wifi keys, UPI PINs, security
+answers, login pairs, URL credentials, and keys and tokens by vendor shape.
+
+The words come from ``memory/vocabulary/*.toml`` (every supported language); the grammar is here, once:
+
+* a secret word, then at most four linking or possessive words, then a value: refused when the value holds a
+  digit or a symbol (``PIN 4821``, ``pw hunter2``, ``code: 482913``), or, for a word that always names a
+  secret, when a link stands before it and the value is not an ordinary word about the secret
+  (``password is sunshine``, ``contraseña es girasol``; not ``password is reset``);
+* the other order, value first (``hunter2 is my password``, ``hunter2 est mon mot de passe``), and Hindi's
+  verb-last order (``mera password hunter2 hai``);
+* a one-time code told in passing (``the code you sent me was 482913``): a secret word and a 4-8 digit
+  number within a few words;
+* security questions with an answer, login pairs (``login bob / hunter2``), ``user:pass@`` in a URL;
+* vendor keys and tokens (``keys.toml``), then detect-secrets for what is left, only on lines holding a run
+  of 16+ key characters.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+from memory.text import WORD_END, WORD_START, View
+from memory.vocabulary import vocabulary, word_alternation
+
+_V = vocabulary().credentials
+_STRONG = word_alternation(_V["strong"])
+_WEAK = word_alternation(_V["weak"])
+_SECRET_WORD = re.compile(rf"{WORD_START}(?:(?P<strong>{_STRONG})|(?P<weak>{_WEAK})){WORD_END}")
+_LINKS = frozenset(_V["links"])
+_POSSESSIVES = frozenset(_V["possessives"])
+_SOFT_LINKS = frozenset(_V["soft_links"])
+_VALUE_STOP = frozenset(_V["value_stop"])
+_NOT_BEFORE = frozenset(_V["not_secret_before"])
+_TRAILING = frozenset(_V["trailing_links"])
+_LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), key=len, reverse=True))
+
+_TOKEN = re.compile(r"[^\s]+")
+_EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'"
+_NOT_A_VALUE = re.compile(
+    r"^(?:(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
+    r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
+    r"v?\d+(?:\.\d+)+)$"
+)
+_OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
+_CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s+(?:and|but|or)\s|\s(?:and|but)\s")
+_OTP_WINDOW = 8  # words after a secret word in which a one-time code may be told
+
+_QUESTION = re.compile(
+    rf"{WORD_START}(?:{word_alternation(_V['security_questions'])}){WORD_END}\W*"
+    rf"(?:(?:was|is|es|est|ist|e|era|war|lautet|hai)\b|[:=\-])?\s*\S+"
+)
+_LOGIN_PAIR = re.compile(
+    rf"{WORD_START}(?:{word_alternation(_V['login'])}){WORD_END}\s*[:=]?\s*(?P<user>[^\s/|:]+)\s*"
+    rf"(?:[/|:]|\s(?:pass|pw|pwd|password|passwort|contrase(?:n|ñ)a|senha|mot de passe|mdp)\s*[:=]?)\s*(?P<pw>[^\s]{{3,}})"
+)
+_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I)
+_KEYS = tuple(re.compile(rule["regex"]) for rule in vocabulary().keys)
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
+_KEY_WORD = re.compile(r"(?i)\b(?:bearer|basic|token|key|secret|sig|signature|session|sessionid|cookie|sid)\b")
+_PRIVATE_KEY = re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I)
+
+
+def _clean(token: str) -> str:
+    return token.strip(_EDGE)
+
+
+def _has_secret_shape(value: str) -> bool:
+    """A value with a digit or a symbol, not a date, a time, a year, a price or a small count."""
+    if len(value) < 3 or _NOT_A_VALUE.match(value):
+        return False
+    return any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
+
+
+def _is_word_value(value: str) -> bool:
+    """An ordinary word may be a password ("sunshine") when a link names it as one."""
+    return (
+        len(value) >= 3
+        and value not in _VALUE_STOP
+        and value not in _POSSESSIVES
+        and not (value.isalpha() and value.isascii() and value.endswith(("ed", "ing")))
+    )
+
+
+def _after_word(tokens: list[str], start: int) -> tuple[bool, int]:
+    """Skip links and possessives after a secret word: (a link was seen, index of the value token)."""
+    linked = False
+    index = start
+    skipped = 0
+    while index < len(tokens) and skipped < 4:
+        token = _clean(tokens[index]) if tokens[index] not in (":", "=", "-", "#", ":-") else tokens[index]
+        if token in (":", "=", "-", "#", ":-", "->", "\u2192") or not token:
+            linked = linked or token in (":", "=", "-", ":-", "->", "\u2192")
+            index, skipped = index + 1, skipped + 1
+            continue
+        phrase = next((p for p in _LINK_PHRASES if [_clean(t) for t in tokens[index : index + len(p)]] == p), None)
+        if phrase:
+            linked, index, skipped = True, index + len(phrase), skipped + 1
+            continue
+        if token in _LINKS:
+            linked, index, skipped = True, index + 1, skipped + 1
+            continue
+        if token in _POSSESSIVES or token in _SOFT_LINKS:
+            index, skipped = index + 1, skipped + 1
+            continue
+        break
+    return linked, index
+
+
+def _word_then_value(folded: str) -> bool:
+    for match in _SECRET_WORD.finditer(folded):
+        strong = match.group("strong") is not None
+        before = folded[: match.start()].split()
+        if before and _clean(before[-1]) in _NOT_BEFORE:
+            continue
+        rest = folded[match.end() :]
+        # "password: x", "pin=1234": a colon or equals sign glued to the word
+        glued = rest[:1] in (":", "=")
+        tokens = _TOKEN.findall(rest)
+        if glued and tokens and tokens[0] in (":", "="):
+            pass
+        elif glued and tokens:
+            tokens[0] = tokens[0][1:]
+            if not tokens[0]:
+                tokens.pop(0)
+        linked, index = _after_word(tokens, 0)
+        linked = linked or glued
+        if index < len(tokens):
+            raw = tokens[index]
+            value = _clean(raw)
+            quoted = raw[:1] in "\"'\u201c\u2018"
+            if _has_secret_shape(value) or (quoted and len(value) >= 2):
+                return True
+            if strong and linked and _is_word_value(value):
+                return True
+            if index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value):
+                return True
+        # A one-time code told a few words later ("the code you sent me was 482913").
+        clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+        window = " ".join(_TOKEN.findall(clause)[:_OTP_WINDOW])
+        for number in _OTP_NUMBER.finditer(window):
+            if not _NOT_A_VALUE.match(number.group(0)) and not window[: number.start()].rstrip().endswith("+"):
+                return True
+    return False
+
+
+_VALUE_FIRST = re.compile(
+    rf"(?P<value>[^\s]{{3,}})\s+(?:(?:{word_alternation(_V['links'])})\s+)?(?:(?:{word_alternation(_V['possessives'])})\s+)*"
+    rf"(?:(?P<strong>{_STRONG})|(?P<weak>{_WEAK})){WORD_END}(?P<after>\s+\S+)?"
+)
+
+
+def _value_then_word(folded: str) -> bool:
+    for match in _VALUE_FIRST.finditer(folded):
+        value = _clean(match.group("value"))
+        if value in _LINKS or value in _POSSESSIVES or value in _VALUE_STOP or value in _COMMON_SUBJECTS:
+            continue
+        words = folded[match.start("value") : match.start("strong") if match.group("strong") else match.start("weak")].split()
+        has_link = any(_clean(w) in _LINKS for w in words[1:])
+        trailing = _clean((match.group("after") or "").strip()) in _TRAILING
+        if not (has_link or trailing):
+            continue
+        if _has_secret_shape(value):
+            return True
+        if match.group("strong") and _is_word_value(value):
+            return True
+    return False
+
+
+# Words that start an ordinary sentence about a secret ("This is the password manager they use").
+_COMMON_SUBJECTS = frozenset(
+    "this that which what it there here who where why how when email phone sms app login account card security "
+    "mine yours theirs his hers ours name word code pin key number sso okta google microsoft apple".split()
+)
+
+
+def password_in(v: View) -> bool:
+    """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
+    folded = v.folded
+    return bool(
+        _word_then_value(folded)
+        or _value_then_word(folded)
+        or _QUESTION.search(folded)
+        or _login_pair(folded)
+        or _URL_CREDENTIALS.search(v.surface)
+    )
+
+
+def _login_pair(folded: str) -> bool:
+    for match in _LOGIN_PAIR.finditer(folded):
+        user = _clean(match.group("user"))
+        if user in _VALUE_STOP or user in _LINKS or user in _POSSESSIVES or len(user) < 2:
+            continue
+        if _clean(match.group("pw")) in _VALUE_STOP:
+            continue
+        return True
+    return False
+
+
+def key_in(v: View) -> bool:
+    """A key or token by vendor shape (``keys.toml``), a private key, a bearer or basic header."""
+    text = v.surface
+    if _PRIVATE_KEY.search(text):
+        return True
+    if not _TOKEN_RUN.search(text) and not _KEY_WORD.search(text):
+        return False  # no run of 16+ key characters and no key word: no rule can match
+    return any(pattern.search(text) for pattern in _KEYS)
+
+
+def detect_secrets_in(v: View) -> str | None:
+    """What detect-secrets finds in the line's key-like runs (``"api_key"`` or ``"password"``), or ``None``.
+    Only runs of 16+ key characters with a digit, mixed case or padding are shown to it: the rest cannot
+    pass its entropy limits, and each call costs about a millisecond."""
+    runs = [run for run in _TOKEN_RUN.findall(v.surface) if _worth_scanning(run)]
+    return _detect_secrets_finds_key(" ".join(runs)) if runs else None
+
+
+# ---------------------------------------------------------------------------------------------
+# detect-secrets, for keys no rule of ours names
+# ---------------------------------------------------------------------------------------------
+
+_DETECT_SECRETS_LOCK = threading.Lock()
+_DETECT_SECRETS_IGNORED = frozenset({"Public IP (ipv4)"})  # an address is not a key
+_DETECT_SECRETS_PASSWORD_TYPES = frozenset({"Secret Keyword", "Basic Auth Credentials"})
+_SHORT_WORD_CHARS = 20
+
+
+@lru_cache(maxsize=1)
+def _detect_secrets() -> tuple[object, object, tuple[str, ...]]:
+    """Import detect-secrets once and note every plugin it ships (what ``default_settings`` enables)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.settings import get_plugins, get_settings
+
+    names = tuple(cls.__name__ for cls in get_mapping_from_secret_type_to_class().values())
+    return scan_line, (get_settings, get_plugins), names
+
+
+def _detect_secrets_finds_key(text: str) -> str | None:
+    """Run detect-secrets' ad-hoc line scan and keep only hits that look like real secrets.
+
+    ``with default_settings():`` costs about 1.5 ms on every entry (it rebuilds settings, plugins
+    and filters), more than the scan itself (about 0.3-1 ms). So the same configuration (every
+    plugin, the default filters) is applied to detect-secrets' process-wide settings once, and again
+    only if something else has changed them. The lock serialises scans: detect-secrets swaps plugin
+    regexes in place while scanning, so two threads must not share it at once.
+    """
+    scan_line, (get_settings, get_plugins), names = _detect_secrets()
+    with _DETECT_SECRETS_LOCK:
+        settings = get_settings()
+        if set(settings.plugins) != set(names):
+            settings.configure_plugins([{"name": name} for name in names])
+        plugins = {plugin.secret_type: plugin for plugin in get_plugins()}
+        hits = list(scan_line(text))
+    for hit in hits:
+        if hit.type in _DETECT_SECRETS_IGNORED:
+            continue
+        value = hit.secret_value or ""
+        plugin = plugins.get(hit.type)
+        limit = getattr(plugin, "entropy_limit", None)
+        if limit is not None:
+            # scan_line reports every word it looked at; only values above the plugin's own limit
+            # are candidates, and a short run of letters is a word, not a key.
+            if plugin.calculate_shannon_entropy(value) <= limit:
+                continue
+            if value.isalpha() and len(value) < _SHORT_WORD_CHARS:
+                continue
+            if len(value) < 16:
+                continue
+        if hit.type in _DETECT_SECRETS_PASSWORD_TYPES:
+            return "password"
+        return "api_key"
+    return None
+
+
+def _worth_scanning(run: str) -> bool:
+    """Whether a token-like run could be a key detect-secrets knows and our patterns do not.
+
+    Keys carry digits, mixed case, ``=`` padding or ``user:pass@``; a run of one-case letters and
+    punctuation ("zendesk-to-intercom-migration", a plain URL or email address) cannot pass the
+    entropy limit and matches none of detect-secrets' prefixes, so it is not worth a millisecond.
+    """
+    return (
+        any(char.isdigit() for char in run)
+        or (any(char.isupper() for char in run) and any(char.islower() for char in run))
+        or "=" in run
+        or ("@" in run and ":" in run)
+    )

@@ -1,0 +1,269 @@
+"""Numbers and ids a memory never keeps (R7; issue 19): cards, bank and wallet numbers, government ids of
+the countries our customers serve, dates of birth, street addresses, IMEIs and medical record numbers.
+
+"Looks like" means looks like: a 13-19 digit run is a card whether or not it passes Luhn (unless it is a
+phone number given with ``+`` or phone words, or an IMEI named as one); an IBAN-shaped value of a known
+country is refused with a bad checksum too. The id table (shapes, checksums, context words in the
+country's language) is data: ``memory/vocabulary/ids.toml``. Every check reads the normalised views of
+``memory.text``, so separators, other scripts' digits and digits written as words do not hide a number.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+
+from stdnum import iban as stdnum_iban
+from stdnum import luhn, verhoeff
+from stdnum.in_ import vid as stdnum_vid
+
+from memory.text import WORD_END, WORD_START, View
+from memory.vocabulary import vocabulary, word_alternation
+
+_SEP = r"(?:\s*[.\-/_]\s*|\s)?"
+_B = r"(?<![A-Za-z0-9])"
+_E = r"(?![A-Za-z0-9])"
+
+
+def _npi_valid(value: str) -> bool:
+    return len(value) == 10 and luhn.is_valid("80840" + value)
+
+
+def _dea_valid(value: str) -> bool:
+    value = value.upper()
+    if not re.fullmatch(r"[A-Z][A-Z9]\d{7}", value):
+        return False
+    d = [int(c) for c in value[2:]]
+    return (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10 == d[6]
+
+
+_CHECKS = {
+    "luhn": luhn.is_valid,
+    "verhoeff": verhoeff.is_valid,
+    "npi": _npi_valid,
+    "dea": _dea_valid,
+}
+
+
+def _checker(name: str | None):
+    if not name:
+        return None
+    if name in _CHECKS:
+        return _CHECKS[name]
+    module = importlib.import_module(f"stdnum.{name}")
+    return module.is_valid
+
+
+@dataclass(frozen=True)
+class IdRule:
+    kind: str
+    name: str
+    country: str
+    reason: str
+    shape: re.Pattern
+    check: object
+    check_name: str
+    alone: str
+    context: re.Pattern | None
+    min_digits: int
+
+
+def _compile(entry: dict) -> IdRule:
+    shape = entry["shape"].replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
+    flags = 0 if entry.get("case") else re.I
+    context = entry.get("context") or []
+    return IdRule(
+        kind=entry["kind"],
+        name=entry["name"],
+        country=entry.get("country", ""),
+        reason=entry["reason"],
+        shape=re.compile(shape, flags),
+        check=_checker(entry.get("check")),
+        check_name=entry.get("check", ""),
+        alone=entry.get("alone", "context"),
+        context=re.compile(rf"{WORD_START}(?:{word_alternation(context)}){WORD_END}") if context else None,
+        min_digits=int(entry.get("min_digits", 0)),
+    )
+
+
+RULES: tuple[IdRule, ...] = tuple(_compile(entry) for entry in vocabulary().ids)
+_ALL_CONTEXT = re.compile(
+    rf"{WORD_START}(?:{word_alternation({w for e in vocabulary().ids for w in e.get('context', [])})}){WORD_END}"
+)
+
+# ---------------------------------------------------------------------------------------------
+# Cards and IBANs (code: they need more than a shape and a word)
+# ---------------------------------------------------------------------------------------------
+
+_LONG_RUN = re.compile(r"(?<![\d])\d{13,19}(?![\d])")
+_OVERLONG_RUN = re.compile(r"\d{20,}")
+_PHONE_WORDS = re.compile(
+    rf"{WORD_START}(?:phone|mobile|cell|call|ring|whatsapp|telegram|signal|sms|text|tel|landline|contact|reach|"
+    rf"telefono|telefone|telephone|handy|telefon|numero|number|fax|फ़ोन|फोन|मोबाइल){WORD_END}",
+)
+_CARD_WORDS = re.compile(
+    rf"{WORD_START}(?:card|credit|debit|visa|mastercard|amex|rupay|maestro|cvv|expiry|expires|exp|tarjeta|carte|"
+    rf"karte|kreditkarte|cartao|cartão|कार्ड){WORD_END}"
+)
+_TRACK_DATA = re.compile(r"%B\d{13,19}\^|;\d{13,19}=\d{4}")
+_EXPIRY = re.compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2})(?![\d/])")
+_IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})((?:[ \-]?[A-Z0-9]){10,32})(?![A-Za-z0-9])", re.I)
+# Countries that use IBANs (python-stdnum's iban.dat).
+_IBAN_COUNTRIES = frozenset(
+    "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI GL GR GT HN HR HU "
+    "IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI NL NO OM PK PL PS PT QA RO RS RU SA "
+    "SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE".split()
+)
+
+
+def _iban_in(v: View) -> bool:
+    """A valid IBAN, or an IBAN-shaped value (a country that uses IBANs, two check digits, 10+ more
+    characters, mostly digits) whose checksum fails."""
+    for match in _IBAN_SHAPE.finditer(v.surface):
+        country = match.group(1).upper()
+        if country not in _IBAN_COUNTRIES:
+            continue
+        compact = re.sub(r"[ \-]", "", match.group(0)).upper()
+        digits = sum(c.isdigit() for c in compact)
+        if stdnum_iban.is_valid(compact):
+            return True
+        # the longest valid prefix (an IBAN followed by words)
+        if any(stdnum_iban.is_valid(compact[:n]) for n in range(15, min(34, len(compact)) + 1)):
+            return True
+        if digits >= 10 and len(compact) >= 15 and match.group(0)[:2].isupper():
+            return True
+    return False
+
+
+def card_in(v: View) -> bool:
+    """A 13-19 digit run (after separators and number words are folded), Luhn or not, that is not a phone
+    number (``+`` or phone words before it, 15 digits or fewer) nor a named IMEI; track data; an expiry
+    beside card words."""
+    if _TRACK_DATA.search(v.surface):
+        return True
+    card_words = _CARD_WORDS.search(v.folded)
+    for match in _LONG_RUN.finditer(v.digits):
+        digits = match.group(0)
+        before = v.digits[max(0, match.start() - 30) : match.start()]
+        if not card_words and len(digits) <= 15 and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before))):
+            continue
+        if not card_words and re.search(r"(?i)\b(?:imei|meid)\b", before):
+            continue  # an IMEI: reported by its own rule
+        if len(digits) == 16 and stdnum_vid.is_valid(digits):
+            continue  # an Aadhaar virtual id: a government id, reported below
+        return True
+    return bool(card_words and _EXPIRY.search(v.surface) and re.search(r"(?i)\b(?:exp\w*|valid|thru|until)\b", v.folded))
+
+
+def fold(text: str) -> str:
+    return text.casefold()
+
+
+def virtual_aadhaar_in(v: View) -> bool:
+    return any(len(m.group(0)) == 16 and stdnum_vid.is_valid(m.group(0)) for m in _LONG_RUN.finditer(v.digits))
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates of birth and street addresses
+# ---------------------------------------------------------------------------------------------
+
+_MONTH = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|"
+    r"nov(?:ember)?|dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|"
+    r"diciembre|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|januar|februar|"
+    r"marz|juni|juli|oktober|dezember|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro"
+)
+_DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\.?,?\s+\d{{2,4}}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{2,4}}|(?:19|20)\d\d)"
+_DOB = re.compile(
+    rf"{WORD_START}(?:born(?:\s+on|\s+in)?|date\s+of\s+birth|dob|d\.o\.b\.?|birth\s*date|birthday(?:\s+is)?|"
+    rf"fecha\s+de\s+nacimiento|nacio\s+el|nacido\s+el|nacida\s+el|date\s+de\s+naissance|ne\s+le|nee\s+le|"
+    rf"geburtsdatum|geboren\s+am|geboren|data\s+de\s+nascimento|nascido\s+em|nascida\s+em|janm\s+tithi|"
+    rf"जन्म\s+तिथि|जन्मतिथि|जन्म){WORD_END}\s*(?:is|was|:|-|on|el|le|am|em)?\s*{_DATE}"
+)
+_AGE = re.compile(rf"{WORD_START}(?:is|aged?|turned|turns)\s+\d{{1,3}}\s*(?:years?\s+old|yrs?\s+old|yo)?{WORD_END}(?!\s*(?:seats|users|agents|licen[cs]es|stores|locations|people|staff|employees|orders|days|minutes|hours|%))")
+_STREET = (
+    r"street|st|road|rd|avenue|ave|lane|ln|drive|dr|boulevard|blvd|way|court|ct|close|crescent|terrace|place|pl|"
+    r"square|sq|highway|hwy|parkway|marg|nagar|colony|sector|calle|avenida|avda|paseo|plaza|rue|boulevard|chemin|"
+    r"allee|impasse|strasse|str|weg|gasse|platz|allee|ring|damm|rua|travessa|largo|via|viale|piazza|corso|straat|"
+    r"laan|gracht|plein|steeg"
+)
+_ADDRESS = re.compile(
+    rf"(?<![\d])\d{{1,5}}[a-z]?(?:[,/\-]\d+)?\s*,?\s+(?:[a-z][\w'.\-]*\s+){{0,4}}(?:{_STREET}){WORD_END}|"
+    rf"{WORD_START}(?:{_STREET})\.?\s+\d{{1,5}}[a-z]?{WORD_END}|"
+    rf"{WORD_START}(?:[a-z]+(?:strasse|straße|str\.|weg|gasse|platz|allee|straat|laan|gracht))\s+\d{{1,5}}[a-z]?{WORD_END}|"
+    rf"{WORD_START}(?:flat|apt|apartment|unit|house\s+no|h\.?\s*no|plot\s+no|door\s+no|piso|etage|andar)\.?\s*#?\s*\d{{1,5}}[a-z]?\b",
+)
+_ADDRESS_WORDS = re.compile(
+    rf"{WORD_START}(?:lives|living|live|address|home|resides|residence|house|flat|apartment|apt|postcode|zip|"
+    rf"direccion|domicilio|vive|adresse|habite|anschrift|wohnt|wohnadresse|endereco|mora|morada|pata|पता|rehta|rehti|"
+    rf"deliver(?:y|ies)?\s+to|ship(?:ping)?\s+to|send\s+(?:it|parcels?)\s+to){WORD_END}"
+)
+
+
+def personal_identifier_in(v: View) -> bool:
+    """A date of birth, a street address with a house number, an IMEI or a medical record number
+    (the last two through the id table)."""
+    folded = v.folded
+    if _DOB.search(folded):
+        return True
+    if _ADDRESS.search(folded) and (_ADDRESS_WORDS.search(folded) or re.search(r"\d{1,5}[a-z]?,?\s+\w+\s+(?:street|road|avenue|lane|strasse|straße|rue|calle|rua)\b", folded)):
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# The id table
+# ---------------------------------------------------------------------------------------------
+
+
+def _compact(value: str) -> str:
+    return re.sub(r"[\s.\-/_]", "", value)
+
+
+def id_in(v: View) -> tuple[str, str] | None:
+    """``(reason, kind)`` of the first identifier of the table the line holds, or ``None``."""
+    digit_count = sum(c.isdigit() for c in v.digits)
+    if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
+        return None
+    context_here = bool(_ALL_CONTEXT.search(v.folded))
+    for rule in RULES:
+        if digit_count < rule.min_digits:
+            continue
+        if rule.alone == "context" and not context_here:
+            continue
+        has_context = bool(rule.context and rule.context.search(v.folded)) if context_here else False
+        texts = (v.surface, v.digits) if has_context and v.digits != v.surface else (v.surface,)
+        for text in texts:
+            for match in rule.shape.finditer(text):
+                if rule.alone == "shape" or has_context:
+                    return rule.reason, rule.kind
+                if rule.alone != "checksum" or rule.check is None:
+                    continue
+                before = text[max(0, match.start() - 30) : match.start()]
+                if before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)):
+                    continue  # a phone number given to be reached on
+                value = _compact(match.group(0))
+                try:
+                    if rule.check(value if rule.check_name == "bitcoin" else value.upper()):
+                        return rule.reason, rule.kind
+                except Exception:  # a checker that cannot read the value: not this id
+                    continue
+    return None
+
+
+def identifier_refusal(v: View) -> str | None:
+    """The refusal code for a number-shaped secret, or ``None``: ``card_number``, ``bank_account``,
+    ``government_id`` or ``personal_identifier``."""
+    found = id_in(v)
+    imei = found and found[1] == "imei"
+    if _iban_in(v):
+        return "bank_account"
+    if not imei and card_in(v):
+        return "card_number"
+    if virtual_aadhaar_in(v):
+        return "government_id"
+    if found:
+        return found[0]
+    if personal_identifier_in(v):
+        return "personal_identifier"
+    return None

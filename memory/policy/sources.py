@@ -1,0 +1,79 @@
+"""Structural checks a model cannot argue with (R12): what a line may say, given what it cites.
+
+The writer hands each added or replaced line with the sources it cites, as the model was shown them:
+``{"kind": "message", "text": ..., "day": "3 Nov"}`` for what the person typed and
+``{"kind": "action", "name": ..., "label": ..., "status": ..., "day": ...}`` for an action that ran.
+
+* An action line (one that cites an action, or reads like one: "Renewed the plan on 3 Nov.") must cite an
+  action that succeeded, and carry that action's date: otherwise ``"failed_action"``.
+* A line's specific entities (numbers, e-mail addresses, phone numbers, proper names) must appear in the
+  typed text or the action it cites: otherwise ``"not_in_source"``. So nothing is copied into a line from
+  a tool result, a file, a web page or the agent's own reply, which the writer never cites.
+"""
+from __future__ import annotations
+
+import re
+
+from memory.text import view
+
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"[A-Za-z\u00c0-\u024f][\w'\-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\(\s*)$")
+_ACTION_LINE = re.compile(
+    r"^(?:renewed|bought|purchased|ordered|cancel+ed|booked|upgraded|downgraded|paid|subscribed|unsubscribed|"
+    r"refunded|returned|reset|changed|updated|activated|deactivated|registered|signed\s+up|scheduled|rescheduled|"
+    r"reserved|requested|exchanged|transferred|topped\s+up|recharged|redeemed)\b.*\b\d{1,2}\s+[A-Z][a-z]{2}\b"
+)
+# Words that may be capitalised in a line without being a name someone typed: the writer's own words.
+_ORDINARY_CAPITALISED = frozenset(
+    "I Mon Tue Wed Thu Fri Sat Sun Monday Tuesday Wednesday Thursday Friday Saturday Sunday Jan Feb Mar Apr May "
+    "Jun Jul Aug Sep Sept Oct Nov Dec January February March April June July August September October November "
+    "December AM PM OK".split()
+)
+
+
+def _days(sources: list[dict]) -> list[str]:
+    return [str(s.get("day") or "") for s in sources if s.get("day")]
+
+
+def _without_days(line: str, days: list[str]) -> str:
+    for day in days:
+        line = line.replace(day, " ")
+    return re.sub(r"\(said once,?\s*\)", " ", line)
+
+
+def source_refusal(line: str, sources: list[dict]) -> str | None:
+    """``"failed_action"``, ``"not_in_source"`` or ``None`` for a line and the sources it cites."""
+    actions = [s for s in sources if s.get("kind") == "action"]
+    days = _days(sources)
+    if actions:
+        if any(a.get("status") != "succeeded" for a in actions):
+            return "failed_action"
+        if not any(a.get("day") and a["day"] in line for a in actions):
+            return "failed_action"
+    elif _ACTION_LINE.search(line):
+        return "failed_action"
+    said = " \n ".join(
+        " ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources
+    )
+    said_view = view(said)
+    said_lower = said_view.plain.casefold() + " " + said.casefold()
+    rest = _without_days(line, days)
+    for email in _EMAIL.findall(rest):
+        if email.casefold() not in said_lower:
+            return "not_in_source"
+    rest = _EMAIL.sub(" ", rest)
+    said_digits = said_view.digits
+    for number in _NUMBER.findall(view(rest).digits):
+        if number not in said_digits and number not in said:
+            return "not_in_source"
+    for match in _WORD.finditer(rest):
+        word = match.group(0).strip("'-")
+        if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED:
+            continue
+        if _SENTENCE_START.search(rest[: match.start()]):
+            continue
+        if word.casefold() not in said_lower:
+            return "not_in_source"
+    return None

@@ -1,0 +1,166 @@
+"""One normaliser for every guard (R7, R13): the same text, seen three ways.
+
+A guard must not be beaten by the shape of a line: full-width or Devanagari digits, a zero-width
+space inside a card number, ``4242/4242/4242/4242``, ``p@ssw0rd``, ``p a s s w o r d`` or digits
+written as words. Every check in ``memory.policy`` reads one of the views built here, once per line:
+
+``surface``
+    Unicode NFKC; zero-width, bidi and soft-hyphen characters removed; every script's decimal digits
+    turned into ASCII; every dash into ``-``; whitespace (no-break spaces included) collapsed. Case and
+    punctuation are kept: shapes that need them (key prefixes, id formats, proper names) read this.
+``digits``
+    ``surface`` with runs of three or more number words (English and the other supported languages:
+    Spanish, French, German, Portuguese, Hindi in Devanagari and romanised) turned into digits, and
+    separators (space, ``.``, ``-``, ``/``, ``_``, ``|``, ``\\``, repeated) between two digits removed.
+    Number checks (cards, ids, account numbers) read this.
+``plain``
+    ``surface`` with number words as digits and Latin accents removed, case kept. The vocabulary's
+    patterns (which may need case, as for proper names) read this.
+``folded``
+    The same lower-cased (casefold) with Latin accents removed, spaced-out letters joined
+    (``p a s s w o r d``) and leetspeak undone (``p@ssw0rd``) in any word that becomes a known keyword.
+    Keyword checks (credentials, excluded categories) read this.
+
+Pure Python, no Django; everything is compiled once at import. A 300-character line costs tens of
+microseconds here.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["View", "view", "surface", "plain", "fold_word", "WORD_START", "WORD_END", "register_keywords"]
+
+# Characters that change nothing a person reads but break a match: zero-width space / joiners,
+# word joiner, BOM, soft hyphen, Mongolian vowel separator, bidi marks and embeddings.
+_INVISIBLE = dict.fromkeys(
+    map(ord, "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u200e\u200f"
+        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u034f"),
+    None,
+)
+
+
+def _digit_table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    for code in range(0x80, sys.maxunicode + 1):
+        char = chr(code)
+        if unicodedata.category(char) == "Nd":
+            table[code] = str(unicodedata.decimal(char))
+    # Dashes of every kind (and the minus sign) read as "-".
+    for code in range(0x80, 0x10000):
+        if unicodedata.category(chr(code)) == "Pd":
+            table[code] = "-"
+    table[0x2212] = "-"
+    return table
+
+
+_TABLE = {**_digit_table(), **_INVISIBLE}
+_SPACES = re.compile(r"\s+")
+
+# Word edges that also hold for Devanagari, whose vowel signs are not \w to Python's re.
+WORD_START = r"(?<![\w\u0900-\u097F])"
+WORD_END = r"(?![\w\u0900-\u097F])"
+
+# Number words, digit by digit. A run of three or more of them reads as digits
+# ("four two four two ..." is a card, "the code was four eight two nine" an OTP).
+_NUMBER_WORDS: dict[str, str] = {}
+for _digit, _words in enumerate(
+    (
+        # English, Spanish, French, German, Portuguese, Hindi (romanised), Hindi (Devanagari)
+        "zero oh nought nil cero zéro null zero shunya sunya shoonya शून्य",
+        "one uno un une eins ein um uma ek एक",
+        "two dos deux zwei zwo dois duas do दो",
+        "three tres trois drei três teen tin तीन",
+        "four cuatro quatre vier quatro char chaar चार",
+        "five cinco cinq fünf funf paanch panch पांच पाँच",
+        "six seis six sechs chhe chhah che छह छः छह",
+        "seven siete sept sieben sete saat सात",
+        "eight ocho huit acht oito aath aat आठ",
+        "nine nueve neuf neun nove nau नौ",
+    )
+):
+    for _word in _words.split():
+        _NUMBER_WORDS.setdefault(_word, str(_digit))
+_NUMBER_WORD = "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True))
+_NUMBER_RUN = re.compile(
+    rf"{WORD_START}(?:(?:{_NUMBER_WORD})[\s,\-]+){{2,}}(?:{_NUMBER_WORD}){WORD_END}", re.I
+)
+_ONE_NUMBER_WORD = re.compile(rf"{WORD_START}(?:{_NUMBER_WORD}){WORD_END}", re.I)
+
+# Separators inside a number: "4242 4242", "4242.4242", "4242 - 4242", "4242/4242", "4242_4242".
+_NUMBER_SEPARATOR = re.compile(r"(?<=\d)(?:[\s.\-/_|\\]|,(?=\d))+(?=\d)")
+
+_SPACED_LETTERS = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*]){2,}[^\W\d_](?![^\W\d_])")
+_LEET = str.maketrans({"0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "4": "a", "@": "a", "5": "s", "$": "s", "7": "t", "8": "b", "9": "g", "+": "t"})
+_LEET_ALT = str.maketrans({"1": "l"})
+_LEETY_TOKEN = re.compile(r"[^\s]*[a-z][^\s]*")
+_KEYWORDS: set[str] = set()
+
+
+def register_keywords(words) -> None:
+    """The single words a folded leet token may become (filled by the vocabulary at load)."""
+    _KEYWORDS.update(words)
+
+
+def _strip_accents(text: str) -> str:
+    # Only Latin combining accents: Devanagari vowel signs are letters to a reader and stay.
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not 0x300 <= ord(c) <= 0x36F))
+
+
+@lru_cache(maxsize=4096)
+def fold_word(word: str) -> str:
+    """Lower-case, Latin accents off: how vocabulary words are compared (and compiled)."""
+    return _strip_accents(word.casefold()).replace("ß", "ss").replace("œ", "oe").replace("æ", "ae")
+
+
+def surface(text: str) -> str:
+    """NFKC, invisible characters removed, digits ASCII, dashes ``-``, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text or "").translate(_TABLE)
+    return _SPACES.sub(" ", text).strip()
+
+
+def plain(text: str) -> str:
+    """Latin accents off, case kept: what the vocabulary's patterns read."""
+    return _strip_accents(text).replace("ß", "ss")
+
+
+def _words_to_digits(match: re.Match) -> str:
+    return "".join(_NUMBER_WORDS[word.lower()] for word in _ONE_NUMBER_WORD.findall(match.group(0)))
+
+
+def _unleet(match: re.Match) -> str:
+    token = match.group(0)
+    if token.isalpha() or not any(c in "0134578!|@$9+" for c in token):
+        return token
+    core = token.strip(".,;:!?\"'()[]{}")
+    for table in (_LEET, _LEET_ALT):
+        plain = core.translate(table)
+        if plain in _KEYWORDS:
+            return token.replace(core, plain)
+    return token
+
+
+@dataclass(frozen=True)
+class View:
+    """One line, seen three ways (see the module docstring)."""
+
+    surface: str
+    digits: str
+    folded: str
+    plain: str
+
+
+@lru_cache(maxsize=2048)
+def view(text: str) -> View:
+    """The three views of a line, computed once (and cached: a line is often checked twice)."""
+    base = surface(text)
+    with_numbers = _NUMBER_RUN.sub(_words_to_digits, base) if _ONE_NUMBER_WORD.search(base) else base
+    digits = _NUMBER_SEPARATOR.sub("", with_numbers)
+    folded = fold_word(with_numbers)
+    folded = _SPACED_LETTERS.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), folded)
+    folded = _LEETY_TOKEN.sub(_unleet, folded)
+    return View(surface=base, digits=digits, folded=folded, plain=plain(with_numbers))

@@ -1,0 +1,118 @@
+"""The guards' vocabulary: data files per language, read once and compiled here.
+
+Files (TOML, one per language plus shared tables):
+
+* ``en.toml``, ``es.toml``, ``fr.toml``, ``de.toml``, ``pt.toml``, ``hi.toml``: ``[credentials]`` (the words
+  that name a secret, the words between a secret word and its value, ...) and, per excluded category,
+  ``[categories.CODE]`` / ``[more.CODE]`` tables of ``words`` and ``patterns``;
+* ``lists.toml``: lists the patterns insert with ``{name}`` (medicines, parties, demonyms, first names);
+* ``ids.toml``: identifier shapes, checksums and context words (``memory.policy.identifiers``);
+* ``keys.toml``: vendor key and token shapes (``memory.policy.credentials``).
+
+``words`` are matched whole on the folded view (``memory.text``): lower case, Latin accents off, leet undone;
+a trailing ``*`` matches any ending; a space matches spaces or hyphens. ``patterns`` are regular expressions
+matched case-insensitively on the plain view (the surface with Latin accents off, case kept). Adding a
+language is adding a file: nothing in code names one.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from memory.text import WORD_END, WORD_START, fold_word, plain, register_keywords
+
+HERE = Path(__file__).resolve().parent
+LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")
+CREDENTIAL_LISTS = (
+    "strong", "weak", "links", "soft_links", "possessives", "value_stop", "not_secret_before", "trailing_links",
+    "security_questions", "login",
+)
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def _load(name: str) -> dict:
+    with open(HERE / name, "rb") as handle:
+        return tomllib.load(handle)
+
+
+def word_alternation(words) -> str:
+    """A regex alternation (no group) for vocabulary words, longest first, as the folded view spells them."""
+    parts = set()
+    for word in words:
+        word = fold_word(word.strip())
+        if not word:
+            continue
+        stem = word.endswith("*")
+        body = re.escape(word.rstrip("*")).replace(r"\-", "[\\s\\-]?").replace(r"\ ", "[\\s\\-]+")
+        parts.add(body + (r"\w*" if stem else ""))
+    return "|".join(sorted(parts, key=len, reverse=True))
+
+
+def words_regex(words) -> re.Pattern | None:
+    alternation = word_alternation(words)
+    return re.compile(rf"{WORD_START}(?:{alternation}){WORD_END}") if alternation else None
+
+
+def _list_alternation(items) -> str:
+    parts = []
+    for item in items:
+        item = plain(item.strip())
+        parts.append(re.escape(item).replace(r"\?", "?").replace(r"\-", "[\\s\\-]?").replace(r"\ ", "[\\s\\-]+"))
+    return "|".join(sorted(parts, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class Category:
+    words: re.Pattern | None  # on the folded view
+    patterns: tuple[re.Pattern, ...]  # on the plain view
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    credentials: dict[str, tuple[str, ...]]
+    categories: dict[str, Category]
+    ids: tuple[dict, ...]
+    keys: tuple[dict, ...]
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    """Every file read and compiled once per process."""
+    files = [_load(f"{language}.toml") for language in LANGUAGES]
+    lists = {name: _list_alternation(items) for name, items in _load("lists.toml")["lists"].items()}
+    for data in files:
+        for name, value in data.get("lists", {}).items():
+            lists[name] = value if isinstance(value, str) else _list_alternation(value)
+
+    def expand(pattern: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: f"(?:{lists[m.group(1)]})" if m.group(1) in lists else m.group(0), pattern)
+
+    credentials = {name: [] for name in CREDENTIAL_LISTS}
+    words: dict[str, list[str]] = {}
+    patterns: dict[str, list[str]] = {}
+    for data in files:
+        for name in CREDENTIAL_LISTS:
+            credentials[name].extend(data.get("credentials", {}).get(name, []))
+        for table in ("categories", "more"):
+            for code, entry in data.get(table, {}).items():
+                words.setdefault(code, []).extend(entry.get("words", []))
+                patterns.setdefault(code, []).extend(entry.get("patterns", []))
+    categories = {
+        code: Category(
+            words=words_regex(words.get(code, [])),
+            patterns=tuple(re.compile(expand(p), re.I) for p in patterns.get(code, [])),
+        )
+        for code in words.keys() | patterns.keys()
+    }
+    keywords = {fold_word(w) for ws in words.values() for w in ws if " " not in w and "*" not in w}
+    keywords |= {fold_word(w) for name in ("strong", "weak") for w in credentials[name] if " " not in w}
+    register_keywords(keywords)
+    return Vocabulary(
+        credentials={name: tuple(dict.fromkeys(values)) for name, values in credentials.items()},
+        categories=categories,
+        ids=tuple(_load("ids.toml")["id"]),
+        keys=tuple(_load("keys.toml")["key"]),
+    )
