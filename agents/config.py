@@ -6,6 +6,7 @@ with the same message.
 """
 import copy
 import re
+import unicodedata
 from typing import Any
 from urllib.parse import urlparse
 
@@ -101,7 +102,10 @@ def validate_memory_settings(settings: Any) -> dict[str, Any]:
     url = _text(merged["privacyUrl"], "memorySettings.privacyUrl", 500)
     if url:
         parsed = urlparse(url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc or " " in url:
+        # No space, line break (U+2028/2029 included), control or invisible format character
+        # anywhere inside: the link is drawn on customers' pages and must be what it shows.
+        hidden = any(unicodedata.category(char) in ("Cc", "Cf", "Zs", "Zl", "Zp") for char in url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc or hidden:
             raise InvalidConfig(
                 "privacyUrl must be an http:// or https:// address.", field="memorySettings.privacyUrl"
             )
