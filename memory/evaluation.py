@@ -2,7 +2,15 @@
 
 A case: {"id", "instructions"?, "chats": [{"at": ISO, "turns": [...]}], "expect": {"lines_match",
 "never_match", "max_lines"?}}. Turns are a minute apart from the chat's `at`; each chat is read by
-its own quiet-window run. Every case runs in a scratch team and agent that is removed afterwards."""
+its own quiet-window run. Every case runs in a scratch team and agent that is removed afterwards.
+
+Besides pass or fail, the writer evaluation measures (``summarize``):
+
+* **keep recall**: of all the ``lines_match`` expectations, the share a kept line meets;
+* **wrong lines**: kept lines that a ``never_match`` of their case forbids. A case writes a
+  contradiction of what was said as a ``never_match`` ("don't call me" forbids ``phone`` unless it
+  says "not"), so a line saying the opposite is counted here, as is a replaced fact left behind.
+"""
 import json
 import re
 import secrets
@@ -28,6 +36,9 @@ class CaseResult:
     lines: list[str]
     failures: list[str] = field(default_factory=list)
     leaks: list[str] = field(default_factory=list)  # never_match expectations that failed
+    expected: int = 0  # lines_match expectations
+    kept: int = 0  # of them, met by a kept line
+    wrong: list[str] = field(default_factory=list)  # kept lines a never_match forbids
 
     @property
     def passed(self) -> bool:
@@ -87,12 +98,51 @@ def run_case(case: dict) -> CaseResult:
     expect = case.get("expect", {})
     text = "\n".join(lines)
     for pattern in expect.get("lines_match", []):
-        if not any(re.search(pattern, line) for line in lines):
+        result.expected += 1
+        if any(re.search(pattern, line) for line in lines):
+            result.kept += 1
+        else:
             result.failures.append(f"no line matches {pattern!r}")
     for pattern in expect.get("never_match", []):
         if re.search(pattern, text):
             result.failures.append(f"a line matches the forbidden {pattern!r}")
             result.leaks.append(pattern)
+    result.wrong = [line for line in lines if any(re.search(pattern, line) for pattern in expect.get("never_match", []))]
     if "max_lines" in expect and len(lines) > expect["max_lines"]:
         result.failures.append(f"{len(lines)} lines, more than {expect['max_lines']}")
     return result
+
+
+@dataclass
+class Summary:
+    """What a run of the writer evaluation measured, over all its cases."""
+
+    cases: int
+    passed: int
+    expected: int  # lines_match expectations
+    kept: int  # of them, met
+    wrong_lines: int  # kept lines a never_match forbids
+
+    @property
+    def failed(self) -> int:
+        return self.cases - self.passed
+
+    @property
+    def keep_recall(self) -> float:
+        return self.kept / self.expected if self.expected else 1.0
+
+    def line(self) -> str:
+        return (
+            f"keep recall {self.keep_recall:.1%} ({self.kept} of {self.expected} expected lines kept); "
+            f"wrong lines {self.wrong_lines}"
+        )
+
+
+def summarize(results: list[CaseResult]) -> Summary:
+    return Summary(
+        cases=len(results),
+        passed=sum(1 for result in results if result.passed),
+        expected=sum(result.expected for result in results),
+        kept=sum(result.kept for result in results),
+        wrong_lines=sum(len(result.wrong) for result in results),
+    )

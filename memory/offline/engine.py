@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 
 from .. import policy
 from .keys import kind_of, kind_of_line, kinds_left_out, line_key
-from .rules import RULES, Fact, Sentence, Update, plan_name
-from .vocabulary import INJECTION, PURCHASE_LABEL, SAID_ONCE, day_of, sentence_case, significant
+from .clauses import split
+from .rules import NEGATION_AWARE, RULES, Fact, Sentence, Update, contact_line, plan_name
+from .tables import Hint, languages_in
+from .vocabulary import INJECTION, PURCHASE_LABEL, SAID_ONCE, day_of, sentence_case, significant, table
 
 # ---------------------------------------------------------------------------------------------
 # The memory being updated
@@ -50,6 +52,13 @@ class _Memory:
         if kind and kind in self.left_out:
             return False
         return policy.line_refusal(text, opened=self.opened) is None
+
+    def text_of(self, key: str) -> str | None:
+        """The current text of the line with this key, if there is one."""
+        for line in self.lines:
+            if line.text is not None and line_key(line.text) == key:
+                return line.text
+        return next((fact.text for fact in self.added if fact.key == key), None)
 
     def put(self, fact: Fact) -> None:
         if not self.allows(fact.text, fact.key):
@@ -129,31 +138,74 @@ def _merge(first: list[str], second: list[str]) -> list[str]:
 # Reading a run
 # ---------------------------------------------------------------------------------------------
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|,?\s+\b(?:but|however)\b\s*", re.I)
+_TIME_PHRASES = re.compile(
+    r"\b(?:" + "|".join(re.escape(phrase).replace(r"\ ", r"\s+") for phrase in table("en")["time_phrases"]) + r")\b", re.I
+)
+_BUYING = re.compile(
+    r"\b(?:bought|buy|buying|purchas\w*|order\w*|booked|book|booking|renew\w*|paid|pay|paying|subscrib\w*|gift\w*|"
+    r"reserv\w*|for\s+(?:my|our|his|her|their)\s+\w+|on\s+behalf\s+of|present)\b",
+    re.I,
+)
 
 
-def _sentences(message: dict, opened: frozenset[str]) -> list[Sentence] | None:
-    """The message's sentences that the guards let through; ``None`` when the whole message is out."""
+def clause_refusal(clause: str, opened: frozenset[str]) -> str | None:
+    """Why the guards keep one clause out, or ``None``: an injection marker, a secret, or an excluded
+    category the team's instructions did not open (``memory.policy`` decides the last two).
+
+    "Over the weekend" or "last week" in a clause that says a fact is a time, not small talk: the
+    small-talk check is made once more without the time words.
+    """
+    if INJECTION.search(clause):
+        return "injection"
+    if policy.find_secret(clause):
+        return "secret"
+    category = policy.find_category(clause, opened=opened)
+    if category == "small_talk":
+        without_time = _TIME_PHRASES.sub(" ", clause)
+        if without_time != clause:
+            category = policy.find_category(without_time, opened=opened)
+    return category
+
+
+@dataclass
+class _Read:
+    clauses: list[Sentence]
+    someone_else_bought: bool  # a clause about buying or booking for someone else (R13)
+
+
+def read_message(message: dict, opened: frozenset[str]) -> _Read:
+    """The message's clauses that the guards let through; each refused clause is skipped alone."""
     text = str(message.get("text") or "")
-    if INJECTION.search(text):
-        return None
-    parts = [part.strip() for part in _SENTENCE_SPLIT.split(text) if part and part.strip()]
+    codes = languages_in(text)
     kept = []
-    for part in parts:
-        category = policy.find_category(part, opened=opened)
-        if category in {"authority", "ranking"}:
-            return None  # an attempt to steer the agent: nothing in this message is trusted
-        if category or policy.find_secret(part):
+    someone_else_bought = False
+    for part in split(text, codes):
+        reason = clause_refusal(part, opened)
+        if reason in {"other_people", "relationships"} and _BUYING.search(part):
+            someone_else_bought = True
+        if reason:
             continue
-        kept.append(Sentence(text=part, source=str(message.get("id")), day=day_of(message), opened=opened))
-    return kept
+        kept.append(
+            Sentence(
+                text=part, source=str(message.get("id")), day=day_of(message), opened=opened, message=text, languages=codes
+            )
+        )
+    return _Read(kept, someone_else_bought)
 
 
 def _action_facts(action: dict, *, someone_else: bool) -> list[Fact | Update]:
-    """A succeeded action gives "<label> on <day>." (R9); failed ones give nothing."""
+    """A succeeded action gives "<label> on <day>." (R9); failed ones give nothing.
+
+    A label that is only the action's name made readable ("Renew plan", what the writer passes for an
+    action the agent does not declare a label for) is put in the past ("Renewed the plan"); a name
+    whose verb is not known gives no line rather than an order ("Frobnicate widget on 1 Dec.").
+    """
     if str(action.get("status", "")).lower() != "succeeded":
         return []
-    label = str(action.get("label") or "").strip().rstrip(".") or _label_from_name(str(action.get("name") or ""))
+    name = str(action.get("name") or "")
+    label = str(action.get("label") or "").strip().rstrip(".")
+    if not label or label.lower() == name.replace("_", " ").strip().lower():
+        label = _label_from_name(name)
     if not label:
         return []
     if someone_else and PURCHASE_LABEL.search(label):
@@ -182,7 +234,7 @@ def _label_from_name(name: str) -> str:
         return ""
     verb = _PAST.get(words[0].lower())
     if verb is None:
-        return " ".join(words).capitalize()
+        return ""
     rest = " ".join(words[1:])
     return f"{verb} the {rest}" if rest else verb
 
@@ -222,14 +274,14 @@ def memory_operations(payload: dict) -> dict:
 
     messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
     actions = [a for a in payload.get("actions") or [] if isinstance(a, dict)]
-    someone_else = any(
-        policy.find_category(str(m.get("text") or ""), opened=opened) in {"other_people", "relationships"}
-        for m in messages
-    )
+    reads = {id(message): read_message(message, opened) for message in messages}
+    someone_else = any(read.someone_else_bought for read in reads.values())
     events = sorted(
         [("message", m) for m in messages] + [("action", a) for a in actions],
         key=lambda event: str(event[1].get("at") or ""),
     )
+    hints: list[Hint] = []  # contact hints of the whole run, merged into one line at the end
+    contact_before = memory.text_of("contact")
     for kind, item in events:
         if kind == "action":
             for fact in _action_facts(item, someone_else=someone_else):
@@ -241,13 +293,18 @@ def memory_operations(payload: dict) -> dict:
                     continue  # the dated action line says it; a plan line only replaces an older one
                 memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)
             continue
-        for sentence in _sentences(item, opened) or []:
+        for sentence in reads[id(item)].clauses:
+            negated = sentence.negated
             for kind_name, read in RULES:
-                if kind_name in left_out:
+                if kind_name in left_out or (negated and read.__name__ not in NEGATION_AWARE):
                     continue
                 for result in read(sentence):
-                    if isinstance(result, Fact):
+                    if isinstance(result, Hint):
+                        hints.append(result)
+                    elif isinstance(result, Fact):
                         memory.put(result)
                     else:
                         memory.update(result)
+    if hints and "contact" not in left_out and (fact := contact_line(hints, contact_before)):
+        memory.put(fact)
     return {"operations": memory.operations()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, SAID_ONCE, significant
+from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
 
 # ---------------------------------------------------------------------------------------------
 # What a line is about (its key), so a newer fact replaces an older line of the same kind
@@ -17,7 +17,8 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("style", re.compile(r"^Prefers\s+(?:short|brief|concise|detailed|step-by-step|longer|answers\s+in\s+bullet)", re.I)),
     ("office", re.compile(r"^Works\s+(?:from|at|out\s+of|in)\s+(?:the\s+)?.*\boffice\b|^Works\s+(?:remotely|from\s+home)\b", re.I)),
     ("location", re.compile(r"^(?:Based|Lives|Located)\s+in\b", re.I)),
-    ("role", re.compile(r"^Works\s+as\b", re.I)),
+    ("name", re.compile(r"^Prefers\s+to\s+be\s+called\b", re.I)),
+    ("role", re.compile(r"^(?:Works\s+as\b|Leads\s+the\s+.+\s+team\b|Works\s+in\s+the\s+.+\s+team\b)", re.I)),
     ("app", re.compile(r"^Uses\s+the\s+\w+\s+app\b", re.I)),
     ("os", re.compile(r"^Uses\s+(?:Windows|macOS|Linux|ChromeOS|Ubuntu)\b", re.I)),
     ("device", re.compile(r"^Uses\s+an?\s+", re.I)),
@@ -27,9 +28,11 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("change", re.compile(r"^Wants\s+to\s+(?P<name>.+?)\.?$", re.I)),
     ("progress", re.compile(r"^Is\s+(?:in\s+the\s+middle\s+of\s+)?(?P<name>(?:setting\s+up|working\s+on|migrating|configuring|rolling\s+out|onboarding|integrating|building|implementing|deploying|evaluating|triall?ing|piloting)\b.*|(?<=of\s).*)$", re.I)),
     ("action", re.compile(r"^(?P<name>.+?)\s+on\s+\d{1,2}\s+[A-Z][a-z]{2,8}\.?$")),
-    ("allergy", re.compile(r"^Allergic\s+to\s+(?P<name>.+?)\.?$", re.I)),
+    ("allergy", re.compile(r"^(?:Allergic\s+to\s+(?P<name>.+?)|Has\s+an?\s+(?P<name2>.+?)\s+allergy)\.?$", re.I)),
     ("religion", re.compile(r"^(?:Is\s+(?:Hindu|Muslim|Christian|Sikh|Jewish|Buddhist|Jain|Catholic|Atheist)|Celebrates)\b", re.I)),
 )
+
+
 def named_key(kind: str, name: str) -> str:
     return f"{kind}:" + " ".join(sorted(significant(name)))
 
@@ -47,7 +50,7 @@ def line_key(text: str) -> str | None:
         if kind == "integration":
             return f"integration:{match.group('name').lower()}"
         if "name" in pattern.groupindex:
-            return named_key(kind, match.group("name"))
+            return named_key(kind, match.group("name") or match.groupdict().get("name2") or "")
         if kind == "change":
             return named_key(kind, text)
         return kind
@@ -56,7 +59,7 @@ def line_key(text: str) -> str | None:
 
 # What the team's instructions can leave out, by kind of line.
 _KIND_OF_KEY = {
-    "contact": "contact", "language": "language", "style": "style", "office": "office", "location": "office",
+    "name": "name", "contact": "contact", "language": "language", "style": "style", "office": "office", "location": "office",
     "role": "role", "app": "setup", "os": "setup", "device": "setup", "integration": "setup",
     "billing": "plan", "plan": "plan", "progress": "progress", "change": "goal",
     "action": "action", "allergy": "allergy", "religion": "religion",
@@ -67,6 +70,7 @@ KIND_VOCABULARY: dict[str, str] = {
     "language": r"languages?",
     "style": r"answer\s+style|answer\s+length|reply\s+style|how\s+they\s+like\s+answers|short\s+answers",
     "office": r"offices?|locations?|cit(?:y|ies)|where\s+they\s+(?:work|live|are\s+based)|based",
+    "name": r"(?:first\s+|nick)?names?|what\s+(?:they\s+like\s+)?to\s+(?:be\s+)?call(?:ed)?(?:\s+them)?",
     "role": r"roles?|job\s+titles?|jobs?|positions?|what\s+they\s+do",
     "setup": r"set-?up|devices?|apps?|operating\s+systems?|integrations?|tools?|stack",
     "plan": r"plans?(?!\s+to)|subscriptions?|tiers?",

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .keys import named_key
+from .tables import Hint, english_of, has_words, integration_names
+from .tables import read as read_tables
 from .vocabulary import (
     CHANGE_VERB,
     CHANNEL,
@@ -16,9 +18,11 @@ from .vocabulary import (
     INTEGRATION,
     INTEGRATIONS,
     JOB_NOUN,
+    KNOWN_PLANS,
     LANGUAGE,
     STOP_WORDS,
     TENTATIVE,
+    TOOL_KINDS,
     clean_phrase,
     significant,
     title,
@@ -57,24 +61,44 @@ class Update:
 
 @dataclass
 class Sentence:
+    """One clause the guards let through (the name stays from when rules read whole sentences).
+
+    ``message`` is the whole message it came from, for cues that hold for all of it ("just this once");
+    ``languages`` are the phrase tables in play for that message (English always first).
+    """
+
     text: str
     source: str
     day: str
     opened: frozenset[str]
+    message: str = ""
+    languages: tuple[str, ...] = ("en",)
 
     @property
     def tentative(self) -> bool:
         return bool(TENTATIVE.search(self.text))
 
+    @property
+    def negated(self) -> bool:
+        return bool(NEGATED.search(self.text))
 
-Rule = Callable[[Sentence], Iterator["Fact | Update"]]
+
+Rule = Callable[[Sentence], Iterator["Fact | Update | Hint"]]
 RULES: list[tuple[str, Rule]] = []
+NEGATION_AWARE: set[str] = set()  # rules that read a negated clause themselves; the others are not asked
 
 
-def rule(kind: str) -> Callable[[Rule], Rule]:
-    """Register a reading rule; ``kind`` is what a team's "leave out" can switch off."""
+def rule(kind: str, *, reads_negation: bool = False) -> Callable[[Rule], Rule]:
+    """Register a reading rule; ``kind`` is what a team's "leave out" can switch off.
+
+    A clause with a negation ("not", "don't", "no longer") is only given to rules registered with
+    ``reads_negation``: a rule that would otherwise read "I'm not on the Pro plan" as "Is on the Pro
+    plan." is never asked.
+    """
     def register(function: Rule) -> Rule:
         RULES.append((kind, function))
+        if reads_negation:
+            NEGATION_AWARE.add(function.__name__)
         return function
 
     return register
@@ -84,59 +108,162 @@ def _fact(key: str, text: str, sentence: Sentence, *, tentative: bool = False) -
     return Fact(key=key, text=text, sources=[sentence.source], tentative=tentative)
 
 
+NEGATED = re.compile(
+    r"(?<![\w'])(?:not|never|no|nor|neither|none|nobody|without|stop(?:ped)?|don'?t|dont|doesn'?t|didn'?t|isn'?t|"
+    r"aren'?t|wasn'?t|weren'?t|won'?t|can'?t|cannot|couldn'?t|shouldn'?t|haven'?t|hasn'?t|any\s*more|no\s+longer)(?![\w'])",
+    re.I,
+)
+
+# Contact preference, read with its negation and contrast: every channel a clause names is either
+# wanted, asked for once, or not wanted, and a sentence never turns "don't call me" into phone.
+_CHANNEL_GERUND = r"(?:calling|ringing|phoning|texting|emailing|e-mailing|messaging|whatsapping|called|rung|phoned|texted|emailed|messaged)"
+_AVOID = re.compile(
+    rf"\b(?:don'?t|dont|do\s+not|never|pls\s+dont)\s+(?:ever\s+|even\s+|again\s+)?(?P<v>{CHANNEL_VERB})\s+(?:me|us)\b|"
+    rf"\b(?:stop|quit)\s+(?P<g>{_CHANNEL_GERUND})\b|"
+    rf"\bstop\s+(?:sending|giving)\s+(?:me\s+|us\s+)?(?:any\s+)?(?:more\s+)?(?P<s>{CHANNEL})\b|"
+    rf"\bno\s+more\s+(?P<m>{CHANNEL})\b|\bno\s+(?P<n>{CHANNEL})\s*(?=$|[,.!]|please|pls|thanks)|"
+    rf"\bnot\s+(?:(?:by|via|on|over|through|a|an|the|my)\s+){{0,2}}(?P<p>{CHANNEL}|{_CHANNEL_GERUND})\b|"
+    rf"\b(?:rather\s+than|instead\s+of|than)\s+(?:a\s+|an\s+|the\s+|my\s+|by\s+|to\s+)?(?P<o>{CHANNEL}|{_CHANNEL_GERUND}|{CHANNEL_VERB})\b|"
+    rf"\b{CHANNEL}\s+over\s+(?:a\s+|an\s+|the\s+)?(?P<ov>{CHANNEL}|{_CHANNEL_GERUND})\b|"
+    rf"\b(?:hate|dislike|can'?t\s+stand|don'?t\s+like|do\s+not\s+like|avoid|not\s+a\s+fan\s+of|never\s+(?:check|answer|pick\s+up|read))\s+(?:\w+\s+)?(?P<h>{CHANNEL}|{_CHANNEL_GERUND})\b|"
+    rf"\brather\s+not\s+(?:be\s+|get\s+)?(?P<r>{CHANNEL}|{_CHANNEL_GERUND})\b|"
+    rf"\b(?P<x>{CHANNEL})\s+(?:is|are)\s+(?:a\s+)?(?:no-?go|out|not\s+(?:ok|okay|good|great|ideal|possible))\b|"
+    rf"\b(?:beats|trumps)\s+(?:a\s+|the\s+)?(?P<bt>{CHANNEL})\b|"
+    rf"\b(?:stopped|quit)\s+(?:checking|reading|using|answering)\s+(?:my\s+)?(?P<sc>{CHANNEL})\b|"
+    rf"\b(?:no\s+longer|don'?t|dont|do\s+not|never)\s+(?:use|check|read|have|do|answer)\s+(?:my\s+)?(?P<nl>{CHANNEL})\b",
+    re.I,
+)
 _PREFER = re.compile(
-    rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+|always\s+)?(?:rather|prefer)\s+(?:to\s+be\s+(?:contacted|reached)\s+(?:by|via|on|over|through)\s+|being\s+(?:contacted|reached)\s+(?:by|via|on|over)\s+|you\s+)?(?:use\s+)?(?P<p>{CHANNEL})\b",
+    rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+|always\s+|definitely\s+)?(?:rather|prefer|like)\s+(?:to\s+be\s+(?:contacted|reached)\s+(?:by|via|on|over|through)\s+|being\s+(?:contacted|reached)\s+(?:by|via|on|over)\s+|you\s+|to\s+)?(?:use\s+|get\s+)?(?:an?\s+|the\s+)?(?P<p>{CHANNEL}|{CHANNEL_VERB}(?=\s+(?:me|us)\b))\b(?!\s+(?:in|with|about)\b)",
     re.I,
 )
 _REACH_ME = re.compile(
-    rf"\b(?:contact|reach|message|ping|email|text|call|get\s+(?:in\s+touch|back)\s+(?:with|to))\s+(?:me|us)\s+(?:only\s+)?(?:by|via|on|over|through)\s+(?P<p>{CHANNEL})\b",
+    rf"\b(?:contact|reach|message|ping|email|text|call|get\s+(?:in\s+touch|back)\s+(?:with|to))\s+(?:me|us)\s+(?:only\s+|just\s+)?(?:by|via|on|over|through)\s+(?:my\s+)?(?P<p>{CHANNEL})\b",
     re.I,
 )
-_BEST_WAY = re.compile(rf"\bbest\s+(?:way|channel)\s+to\s+(?:reach|contact)\s+(?:me|us)\s+is\s+(?:by\s+|via\s+|on\s+|over\s+)?(?P<p>{CHANNEL})\b", re.I)
+_BEST_WAY = re.compile(
+    rf"\bbest\s+(?:way|channel|bet)\s+(?:to\s+(?:reach|contact|get)\s+(?:me|us|hold\s+of\s+(?:me|us))\s+)?is\s+(?:by\s+|via\s+|on\s+|over\s+|through\s+)?(?:my\s+)?(?P<p>{CHANNEL})\b|"
+    rf"\b(?:i|we)\s+(?:check|read|see|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<c>{CHANNEL}|inbox)\s+(?:way\s+|much\s+|a\s+lot\s+|far\s+)?more\b|"
+    rf"^\s*(?:(?:yes|yeah|yep|ok|okay|honestly|just|only|tbh)[\s,]+)*(?P<o>{CHANNEL})\s+(?:only|please|pls|works(?:\s+(?:best|better|fine))?|(?:is|are)\s+(?:best|better|easier|fine|ok|okay|good|great|quicker|faster))\b|"
+    rf"\b(?P<w>{CHANNEL})\s+(?:beats|trumps|wins)\b|"
+    rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})\s*(?:instead|please|pls|then|now)?\s*$",
+    re.I,
+)
+_BARE_CHANNEL = re.compile(rf"^\s*(?:by\s+|via\s+)?(?P<b>{CHANNEL})\s*(?:only|please|pls|instead|then)?\s*$", re.I)
 _VERB_ME = re.compile(
-    rf"\b(?:please\s+)?(?:only\s+|just\s+)?(?P<v>{CHANNEL_VERB})\s+(?:me|us)\b(?:\s+(?:on\s+whatsapp|instead|from\s+now\s+on|in\s+future|going\s+forward|next\s+time|always))?(?P<tail>\s*(?:$|[,.;!]))",
+    rf"\b(?P<cue>(?:please\s+|pls\s+|plz\s+|kindly\s+)?(?:only\s+|just\s+|honestly\s+)*)"
+    rf"(?:(?P<v>{CHANNEL_VERB})\s+(?:me|us)|(?:drop|shoot|send|give)\s+(?:me|us)\s+(?:an?\s+)?(?P<n>email|e-mail|mail|line|text|call|ring|whatsapp|message))\b(?P<rest>.*)$",
     re.I,
 )
-_PERSISTENT = re.compile(r"\b(?:instead|from\s+now\s+on|in\s+(?:the\s+)?future|going\s+forward|next\s+time|always|only|rather|prefer)\b", re.I)
-_DISLIKE = re.compile(
-    rf"\b(?:hate|dislike|can'?t\s+stand|don'?t\s+like|do\s+not\s+like|avoid)\s+(?P<d>{CHANNEL})|"
-    rf"\b(?:don'?t|do\s+not|never|please\s+don'?t)\s+(?P<dv>{CHANNEL_VERB})\s+(?:me|us)\b|"
-    rf"\bno\s+(?P<dn>{CHANNEL})\b|\bnot\s+(?:by|via|on|over)\s+(?P<dp>{CHANNEL})\b|"
-    rf"\b(?:rather\s+than|over|instead\s+of)\s+(?P<do>{CHANNEL})\b",
-    re.I,
-)
-_VERB_CHANNEL = {"email": "email", "e-mail": "email", "mail": "email", "call": "phone", "phone": "phone", "ring": "phone",
-                 "text": "SMS", "sms": "SMS", "whatsapp": "WhatsApp", "message": "chat"}
+_ONE_OFF_OBJECT = re.compile(r"^\s*(?:the|a|an|my|our|this|that|it|those|these|some|details|back|when|about|once|today|tomorrow|tonight|later|at|in\s+an?\s+hour)\b", re.I)
+_PERSISTENT = re.compile(r"\b(?:instead|from\s+now\s+on|in\s+(?:the\s+)?future|going\s+forward|next\s+time|always|only|rather|prefer|just|honestly)\b", re.I)
+_VERB_CHANNEL = {"email": "email", "e-mail": "email", "mail": "email", "line": "email", "call": "phone", "phone": "phone", "ring": "phone",
+                 "text": "SMS", "sms": "SMS", "whatsapp": "WhatsApp", "message": "chat", "inbox": "email",
+                 "calling": "phone", "ringing": "phone", "phoning": "phone", "called": "phone", "rung": "phone", "phoned": "phone",
+                 "texting": "SMS", "texted": "SMS", "emailing": "email", "e-mailing": "email", "emailed": "email",
+                 "messaging": "chat", "messaged": "chat", "whatsapping": "WhatsApp"}
+_CALL_ME_NAME = re.compile(r"\b(?:please\s+|pls\s+)?call\s+me\s+(?P<name>(?-i:[A-Z][a-z]{1,20}))\b(?:,?\s+not\s+(?-i:[A-Z][a-z]+))?", re.I)
 
 
 def _channel(word: str) -> str:
     word = re.sub(r"\s+", " ", word.lower())
+    word = re.sub(r"^(?:an?|my|the)\s+", "", word)
     return CHANNELS.get(word) or _VERB_CHANNEL.get(word) or word
 
 
-@rule("contact")
-def contact_preference(sentence: Sentence) -> Iterator[Fact]:
-    """ "please email me, I hate phone calls" -> "Prefers email over phone." """
+@rule("contact", reads_negation=True)
+def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
+    """Hints, merged per message: "please email me, I hate phone calls" -> "Prefers email over phone."
+
+    A channel after a negation or a contrast ("don't call me", "not by phone", "instead of calling",
+    "no more texts", "stop sending emails") is one they do not want; it is never read as wanted.
+    """
     text = sentence.text
-    preferred = None
+    if name := _CALL_ME_NAME.search(text):
+        yield _fact("name", f"Prefers to be called {name.group('name')}.", sentence)
+        text = text[: name.start()] + text[name.end():]
+    avoided_spans = []
+    for match in _AVOID.finditer(text):
+        group = next(name for name, value in match.groupdict().items() if value)
+        word = match.group(group)
+        avoided_spans.append(match.span(group))
+        yield Hint("avoid", _channel(word), sentence.source)
+
+    def wanted(match: re.Match[str], group: str) -> bool:
+        start = match.start(group)
+        if any(a <= start < b for a, b in avoided_spans):
+            return False
+        return not NEGATED.search(text[: match.start()]) or bool(re.search(r",|\bbut\b|\binstead\b|\brather\b", text[: match.start()], re.I))
+
     for pattern in (_PREFER, _REACH_ME, _BEST_WAY):
-        if match := pattern.search(text):
-            preferred = _channel(match.group("p"))
-            break
-    disliked = None
-    if match := _DISLIKE.search(text):
-        disliked = _channel(next(group for group in match.groups() if group))
-    if preferred is None and (match := _VERB_ME.search(text)):
-        if _PERSISTENT.search(text) or disliked:
-            preferred = _channel(match.group("v"))
-    if preferred and disliked == preferred:
-        disliked = None
-    if preferred and disliked:
-        yield _fact("contact", f"Prefers {preferred} over {disliked}.", sentence)
-    elif preferred:
-        yield _fact("contact", f"Prefers to be reached by {preferred}.", sentence)
-    elif disliked == "phone" and re.search(r"\b(?:hate|dislike|don'?t|do\s+not|never|no)\b", text, re.I):
-        yield _fact("contact", "Prefers not to get phone calls.", sentence)
+        for match in pattern.finditer(text):
+            group = next(name for name in ("p", "c", "o", "w", "u") if name in pattern.groupindex and match.group(name))
+            if wanted(match, group):
+                yield Hint("prefer", _channel(match.group(group)), sentence.source)
+    if (match := _BARE_CHANNEL.search(text)) and wanted(match, "b"):
+        yield Hint("request", _channel(match.group("b")), sentence.source)  # "Email, not SMS."
+    for match in _VERB_ME.finditer(text):
+        group = "v" if match.group("v") else "n"
+        if not wanted(match, group):
+            continue
+        rest = match.group("rest")
+        if _ONE_OFF_OBJECT.search(rest) and not re.match(r"\s*(?:instead|from\s+now\s+on|rather|only)\b", rest, re.I):
+            continue  # "email me the invoice": a one-off request
+        how = "prefer" if _PERSISTENT.search(match.group("cue") + " " + rest) else "request"
+        yield Hint(how, _channel(match.group(group)), sentence.source)
+
+
+_CONTACT_LINE = re.compile(
+    r"^Prefers\s+(?:(?P<want>[\w\-]+)\s+over\s+(?P<avoid>[\w\-]+)|to\s+be\s+reached\s+by\s+(?P<want2>[\w\-]+)|"
+    r"not\s+to\s+get\s+(?P<phone>phone)\s+calls|not\s+to\s+be\s+contacted\s+by\s+(?P<avoid2>[\w\-]+))\.?$",
+    re.I,
+)
+
+
+def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
+    """One contact line from a run's hints, in the order they were said: what they want over what they
+    do not. The last word on a channel counts ("don't call me" ... "actually, calls are fine"); two
+    different wishes in one message say nothing. The half the run does not speak to is taken from
+    the existing line: "Prefers to be reached by email." and then "no calls" make "Prefers email
+    over phone."
+    """
+    last: dict[str, tuple[int, str]] = {}
+    for index, hint in enumerate(hints):
+        if hint.how == "request" and last.get(hint.channel, (0, ""))[1] == "prefer":
+            continue  # asked for again: still wanted
+        last[hint.channel] = (index, hint.how)
+    avoided = sorted((index, channel) for channel, (index, how) in last.items() if how == "avoid")
+    wanted = sorted((index, channel) for channel, (index, how) in last.items() if how == "prefer")
+    if not wanted and avoided:
+        wanted = sorted((index, channel) for channel, (index, how) in last.items() if how == "request")
+    want = wanted[-1][1] if wanted else None
+    if want:
+        source = hints[wanted[-1][0]].source
+        if any(hint.source == source and hint.how == "prefer" and hint.channel != want and last[hint.channel][1] != "avoid" for hint in hints):
+            return None  # two different wishes in one message: say nothing rather than guess
+    avoid = avoided[-1][1] if avoided and avoided[-1][1] != want else None
+    if existing and (old := _CONTACT_LINE.match(existing)):
+        old_want = old.group("want") or old.group("want2")
+        old_avoid = old.group("avoid") or old.group("avoid2") or old.group("phone")
+        if want is None and avoid and old_want and old_want.lower() != avoid.lower() and last.get(old_want, (0, ""))[1] != "avoid":
+            want = old_want
+        if avoid is None and want and old_avoid and old_avoid.lower() != want.lower():
+            avoid = old_avoid
+        if want is None and avoid and old_want and old_want.lower() == avoid.lower():
+            return None  # "I no longer use WhatsApp": the line that wanted it goes, nothing replaces it
+    sources = []
+    for hint in hints:
+        if hint.source not in sources:
+            sources.append(hint.source)
+    if want and avoid:
+        return Fact("contact", f"Prefers {want} over {avoid}.", sources)
+    if want:
+        return Fact("contact", f"Prefers to be reached by {want}.", sources)
+    if avoid == "phone":
+        return Fact("contact", "Prefers not to get phone calls.", sources)
+    if avoid:
+        return Fact("contact", f"Prefers not to be contacted by {avoid}.", sources)
+    return None
 
 
 _LANGUAGE_PATTERNS = (
@@ -152,7 +279,7 @@ _ONE_OFF = re.compile(r"\b(?:just|only)\s+(?:this|for\s+this|today|now|once)\b|\
 @rule("language")
 def language_preference(sentence: Sentence) -> Iterator[Fact]:
     """ "can you reply in Hindi from now on?" -> "Prefers to chat in Hindi." """
-    if _ONE_OFF.search(sentence.text):
+    if _ONE_OFF.search(sentence.message or sentence.text):
         return
     for pattern in _LANGUAGE_PATTERNS:
         if match := pattern.search(sentence.text):
@@ -330,7 +457,7 @@ _DEVICE = re.compile(
     re.I,
 )
 _OS = re.compile(
-    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:running\s+|now\s+)?on\s+(?P<os>windows(?:\s+\d+)?|macos|mac\s*os|linux|ubuntu|chromeos)\b|"
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:all\s+|mostly\s+|running\s+|now\s+)*on\s+(?P<os>windows(?:\s+\d+)?|macos|mac\s*os|linux|ubuntu|chromeos)\b|"
     r"\b(?:i|we)\s+(?:use|run)\s+(?P<os2>windows(?:\s+\d+)?|macos|linux|ubuntu|chromeos)\b",
     re.I,
 )
@@ -388,10 +515,6 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
             yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
 
 
-_KNOWN_PLANS = frozenset(
-    "free basic starter standard pro plus premium team teams business enterprise growth scale "
-    "annual monthly yearly quarterly".split()
-)
 _PLAN = re.compile(
     r"\b(?:i'?m|i\s+am|we'?re|we\s+are|i'?ve|we'?ve|i\s+have|we\s+have)\s+(?:currently\s+|now\s+|still\s+|already\s+)?(?:on|using|subscribed\s+to|got|paying\s+for|bought)\s+(?:the\s+|a\s+|an\s+)?(?P<plan>[\w\-]+)\s+plan\b|"
     r"\b(?:i|we)\s+(?:have|use|pay\s+for)\s+(?:the\s+|a\s+|an\s+)?(?P<plan2>[\w\-]+)\s+plan\b|"
@@ -407,7 +530,7 @@ def plan(sentence: Sentence) -> Iterator[Fact]:
         return
     if match := _PLAN.search(sentence.text):
         name = match.group("plan") or match.group("plan2") or match.group("plan3")
-        if name.lower() not in _KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
+        if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
             return  # "the Use plan": only a known plan name, or a capitalised one, is a plan
         key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
         yield _fact(key, f"Is on the {plan_name(name)} plan.", sentence)
@@ -457,7 +580,7 @@ def plan_change(sentence: Sentence) -> Iterator[Fact]:
 
 _GOAL = re.compile(
     rf"\b(?:(?:i|we)(?:'d|\s+would)?\s+(?:really\s+)?(?:want|wanna|like|love|need|hope|plan|aim|intend)|"
-    rf"(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:trying|looking|hoping|planning|aiming)|(?:my|our)\s+(?:main\s+)?goal\s+is)\s+to\s+"
+    rf"(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:trying|looking|hoping|planning|aiming)|(?:my|our)\s+(?:main\s+|big\s+|top\s+|first\s+)?(?:goal|aim|priority|objective|target)(?:\s+(?:this|for\s+the|for\s+this|next)\s+(?:quarter|year|month|week))?\s+is)\s+to\s+"
     rf"(?P<verb>{GOAL_VERB})\b(?P<rest>[^.;!?]*)",
     re.I,
 )
@@ -483,7 +606,7 @@ def goal(sentence: Sentence) -> Iterator[Fact]:
 
 _PROGRESS = re.compile(
     r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:currently\s+|still\s+|now\s+|right\s+now\s+|busy\s+)?"
-    r"(?:in\s+the\s+middle\s+of\s+(?P<mid>[^.;!?,]+)|"
+    r"(?:(?:in\s+the\s+middle\s+of|halfway\s+through|partway\s+through|midway\s+through|in\s+the\s+process\s+of)\s+(?P<mid>[^.;!?,]+)|"
     r"(?P<verb>setting\s+up|migrating|configuring|rolling\s+out|onboarding|integrating|building|implementing|"
     r"deploying|evaluating|trialling|trialing|piloting|working\s+on)\b(?P<rest>[^.;!?]*))",
     re.I,
@@ -528,7 +651,7 @@ _NO_LONGER = re.compile(
 )
 
 
-@rule("update")
+@rule("update", reads_negation=True)
 def no_longer(sentence: Sentence) -> Iterator[Update]:
     """ "I no longer use WhatsApp" -> lines that mention WhatsApp are removed. """
     for match in _NO_LONGER.finditer(sentence.text):
@@ -552,8 +675,13 @@ def allergy(sentence: Sentence) -> Iterator[Fact]:
     if "health" not in sentence.opened:
         return
     if match := _ALLERGY.search(sentence.text):
-        what = (match.group("x") or match.group("x2")).strip()
-        yield _fact(named_key("allergy", what), f"Allergic to {what}.", sentence)
+        if match.group("x"):
+            what = match.group("x").strip()
+            yield _fact(named_key("allergy", what), f"Allergic to {what}.", sentence)
+        else:  # "I have a peanut allergy": "Has a peanut allergy.", not "Allergic to peanut."
+            what = match.group("x2").strip().lower()
+            article = "an" if what[:1] in "aeiou" else "a"
+            yield _fact(named_key("allergy", what), f"Has {article} {what} allergy.", sentence)
 
 
 _RELIGION = re.compile(
@@ -575,3 +703,100 @@ def religion(sentence: Sentence) -> Iterator[Fact]:
             yield _fact("religion", f"Is {match.group('r').capitalize()}.", sentence)
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The phrase tables (phrases/<language>.json), read by the small engine in ``tables``
+# ---------------------------------------------------------------------------------------------
+
+_SWITCHED = re.compile(
+    r"\b(?:now|switched|switching|moved|migrated|migrating|changed|went|gone|back\s+to|as\s+of|instead|replaced|"
+    r"ahora|cambiamos|pasamos|migramos|maintenant|pass[ée]s?|migr[ée]|jetzt|umgestiegen|gewechselt|migriert|agora|"
+    r"mudamos|ab|shift|अब)\b",
+    re.I,
+)
+
+
+def _table_place(code: str, raw: str) -> str:
+    english = english_of(code, "place_names", raw)
+    if english != raw.strip():
+        return english
+    return _place(raw)
+
+
+def _role_line(match_values: dict, text: str) -> str | None:
+    code = match_values["code"]
+    if template := match_values.get("line"):
+        team = match_values.get("team", "").strip()
+        if not team or team.lower() in STOP_WORDS or not re.fullmatch(r"[\w\- ]+", team):
+            return None
+        return template.replace("{team}", team.lower() if team.lower() != "it" else "IT")
+    role = english_of(code, "roles", match_values["role"]).strip()
+    if re.match(r"(?:big|huge|little|bit|new|long-time|loyal|real|total|complete)\b", role, re.I):
+        return None
+    if code == "en" and re.search(r"\bthe\s+" + re.escape(match_values["role"]), text, re.I):
+        return f"Works as the {role}."
+    article = "an" if role[:1].lower() in "aeiou" else "a"
+    return f"Works as {article} {role}."
+
+
+@rule("tables", reads_negation=True)
+def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
+    """What the phrase tables of the message's languages say in this clause, as lines in English."""
+    if any(one_off(sentence.message, code) for code in sentence.languages):
+        one_off_message = True
+    else:
+        one_off_message = False
+    for match in read_tables(sentence.text, sentence.languages):
+        values, kind, code = match.values, match.kind, match.values["code"]
+        if kind.startswith("contact_"):
+            channel = values.get("channel")
+            word = english_of(code, "channels", channel) if channel else ""
+            channel = word if word in CHANNELS.values() else (_channel(word) if word else channel)
+            if channel:
+                yield Hint(kind.removeprefix("contact_"), channel, sentence.source)
+        elif kind == "language" and not one_off_message:
+            language = english_of(code, "languages", values["language"])
+            yield _fact("language", f"Prefers to chat in {language[:1].upper() + language[1:]}.", sentence)
+        elif kind in {"location", "office"}:
+            place = _table_place(code, values["place"])
+            if place and place.lower() not in {"a", "an", "the"}:
+                text = f"Based in {place}." if kind == "location" else f"Works from the {place} office."
+                yield _fact(kind, text, sentence)
+        elif kind == "role":
+            if line := _role_line(values, sentence.text):
+                yield _fact("role", line, sentence)
+        elif kind == "tools":
+            names = integration_names(values.get("tools") or values.get("tool") or "")
+            for name in names:
+                yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
+            if len(names) == 1 and _SWITCHED.search(sentence.text) and (what := TOOL_KINDS.get(names[0])):
+                for other, other_kind in TOOL_KINDS.items():
+                    if other_kind == what and other != names[0] and other.lower() not in names[0].lower():
+                        yield Update(old=other, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
+        elif kind == "tool_gone":
+            for name in integration_names(values.get("tool") or ""):
+                yield Update(old=name, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
+        elif kind == "style" and not one_off_message:
+            yield _fact("style", _style_line(sentence.message or sentence.text), sentence)
+        elif kind == "plan":
+            name = english_of(code, "plan_names", values["plan"])
+            if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
+                continue
+            key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
+            yield _fact(key, f"Is on the {plan_name(name)} plan.", sentence)
+
+
+def _style_line(message: str) -> str:
+    """The whole message decides the style line: "Keep answers short... bullet points" -> both."""
+    bullets = re.search(r"\bbullet(?:ed)?\s*(?:points|list)?\b", message, re.I)
+    length = "detailed" if re.search(r"\b(?:detailed|longer|thorough|in-depth)\b", message, re.I) else "short"
+    if bullets and re.search(r"\b(?:short|brief|concise|to\s+the\s+point)\b", message, re.I):
+        return "Prefers short answers in bullet points."
+    if bullets:
+        return "Prefers answers in bullet points."
+    return f"Prefers {length} answers."
+
+
+def one_off(message: str, code: str) -> bool:
+    return has_words(message, (code,), "one_off")

@@ -3,47 +3,49 @@ the person's words into a line about them."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
 
 # ---------------------------------------------------------------------------------------------
-# Vocabulary
+# Vocabulary, read from the phrase tables (phrases/<language>.json)
 # ---------------------------------------------------------------------------------------------
 
-CHANNELS: dict[str, str] = {
-    "email": "email", "e-mail": "email", "mail": "email", "emails": "email",
-    "phone": "phone", "call": "phone", "calls": "phone", "phone calls": "phone", "a call": "phone",
-    "whatsapp": "WhatsApp", "sms": "SMS", "text": "SMS", "texts": "SMS", "text messages": "SMS",
-    "chat": "chat", "live chat": "chat", "telegram": "Telegram",
-}
-CHANNEL = r"(?:e-mail|emails?|mail|phone\s+calls|phone|calls?|a\s+call|whatsapp|sms|text\s+messages|texts?|live\s+chat|chat|telegram)"
+PHRASES_DIR = Path(__file__).resolve().parent / "phrases"
+LANGUAGE_CODES = ("en", "es", "fr", "de", "pt", "hi")
+
+
+@lru_cache(maxsize=None)
+def table(code: str) -> dict:
+    """One language's phrase table, as data (see phrases/en.json for the shape)."""
+    with (PHRASES_DIR / f"{code}.json").open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def alternation(words, *, escape: bool = True) -> str:
+    """A regex alternation, longest first, so "phone calls" wins over "phone"."""
+    items = sorted({word for word in words if word}, key=len, reverse=True)
+    return "(?:" + "|".join(re.escape(word).replace(r"\ ", r"\s+") if escape else word for word in items) + ")"
+
+
+_EN = table("en")
+CHANNELS: dict[str, str] = dict(_EN["channels"])
+CHANNEL = alternation(word for word in CHANNELS if word not in {"slack", "teams", "signal", "my inbox", "inbox", "ringing", "calling"})
 CHANNEL_VERB = r"(?:e-?mail|mail|call|phone|ring|text|sms|whatsapp|message)"
 
-LANGUAGES = (
-    "English", "Hindi", "Marathi", "Tamil", "Telugu", "Kannada", "Malayalam", "Bengali", "Bangla",
-    "Gujarati", "Punjabi", "Urdu", "Odia", "Assamese", "Spanish", "French", "German", "Portuguese",
-    "Italian", "Dutch", "Japanese", "Chinese", "Mandarin", "Cantonese", "Korean", "Arabic", "Russian",
-    "Turkish", "Polish", "Indonesian", "Malay", "Swahili", "Vietnamese", "Thai", "Hebrew", "Greek",
-    "Swedish", "Norwegian", "Danish", "Finnish", "Ukrainian", "Czech", "Romanian", "Hinglish",
-)
-LANGUAGE = r"(?:" + "|".join(LANGUAGES) + r")"
+LANGUAGE_NAMES: dict[str, str] = dict(_EN["languages"])
+LANGUAGES = tuple(sorted(set(LANGUAGE_NAMES.values())))
+LANGUAGE = alternation(LANGUAGE_NAMES)
 
-INTEGRATIONS = (
-    "Slack", "Microsoft Teams", "Teams", "Salesforce", "HubSpot", "Zendesk", "Intercom", "Freshdesk",
-    "Freshworks", "Jira", "Confluence", "Shopify", "WooCommerce", "WordPress", "Zapier", "Google Workspace",
-    "Microsoft 365", "Office 365", "Okta", "Azure AD", "Stripe", "Razorpay", "Notion", "Airtable",
-    "Zoho", "Pipedrive", "Twilio", "Gmail", "Outlook", "Google Sheets", "Excel", "SAP", "Tally",
-    "Magento", "BigCommerce", "Mailchimp", "Segment", "GitHub", "GitLab",
-)
-INTEGRATION = r"(?:" + "|".join(sorted((re.escape(name) for name in INTEGRATIONS), key=len, reverse=True)) + r")"
+TOOL_KINDS: dict[str, str] = dict(_EN["tools"])  # tool -> what it is for ("store", "crm"), "" when unknown
+INTEGRATIONS = tuple(name for name in TOOL_KINDS if name not in {"Make"})
+INTEGRATION = alternation(INTEGRATIONS)
+KNOWN_PLANS = frozenset(_EN["plans"])
+KNOWN_PLACES = frozenset(_EN["places"])
 
-JOB_NOUN = (
-    r"(?:manager|engineer|developer|designer|analyst|accountant|consultant|teacher|lawyer|architect|writer|"
-    r"marketer|recruiter|lead|specialist|officer|executive|freelancer|student|researcher|scientist|nurse|"
-    r"doctor|agent|representative|rep|coordinator|editor|photographer|programmer|tester|intern|trainer|"
-    r"instructor|professor|pharmacist|chef|driver|planner|controller|auditor|banker|broker|realtor|"
-    r"technician|operator|supervisor|associate|administrator|admin|owner|founder|director|ceo|cto|cfo)"
-)
+JOB_NOUN = alternation(_EN["job_nouns"])
 GOAL_VERB = (
     r"(?:migrate|move|switch|set\s+up|setup|integrate|automate|reduce|cut|launch|build|connect|roll\s+out|"
     r"expand|onboard|scale|implement|adopt|consolidate|replace|improve|grow|deploy|standardi[sz]e|"
@@ -75,7 +77,7 @@ STOP_WORDS = frozenset(
     "just really very some any new plan plans team app office account subscription tier version setting "
     "set up setup move moving moved switch switching go going use using get".split()
 )
-_GENERIC_PLACES = frozenset({"home", "main", "head", "new", "old", "same", "other", "central", "regional", "local"})
+_GENERIC_PLACES = frozenset(_EN["generic_places"])
 
 _PRONOUNS = {
     "i": "they", "me": "them", "my": "their", "mine": "theirs", "myself": "themselves",

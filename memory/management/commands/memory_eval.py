@@ -1,22 +1,24 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.evaluation import CaseError, load_cases, run_case
+from memory.evaluation import CaseError, load_cases, run_case, summarize
 
 
 class Command(BaseCommand):
     help = "Replay evaluation cases (JSON lines) into a scratch agent and report which expectations failed."
 
     def add_arguments(self, parser):
-        parser.add_argument("cases", help="A .jsonl file, one case per line.")
+        parser.add_argument("cases", nargs="+", help="One or more .jsonl files, one case per line.")
 
     def handle(self, *args, cases, **options):
         try:
-            loaded = load_cases(cases)
+            loaded = [case for path in cases for case in load_cases(path)]
         except (OSError, CaseError) as exc:
             raise CommandError(str(exc)) from None
         passed = failed = 0
+        results = []
         for case in loaded:
             result = run_case(case)
+            results.append(result)
             mark = "PASS" if result.passed else "FAIL"
             self.stdout.write(f"{mark} {result.id}")
             for line in result.lines or ["(empty memory)"]:
@@ -24,4 +26,5 @@ class Command(BaseCommand):
             for failure in result.failures:
                 self.stdout.write(f"    ! {failure}")
             passed, failed = passed + result.passed, failed + (not result.passed)
+        self.stdout.write(summarize(results).line())
         self.stdout.write(f"{passed} passed, {failed} failed")

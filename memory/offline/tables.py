@@ -1,0 +1,158 @@
+"""A small rules engine over the phrase tables (phrases/<language>.json): each table lists, per kind of
+fact, the patterns that say it in that language, with slots for the words it carries.
+
+Slots: ``{channel}`` ``{language}`` ``{place}`` ``{role}`` ``{team}`` ``{tool}`` ``{tools}`` ``{plan}``.
+A slot matches that language's words (``channels``, ``languages``, ``roles``, ``place_names``,
+``plan_names``) and the shared English ones (tool and plan names, cities, job titles), and what it
+matched is written into the line in English. The kinds a table can say:
+
+``contact_prefer`` / ``contact_request`` / ``contact_avoid`` (hints merged per message into one contact
+line), ``language``, ``location``, ``office``, ``role``, ``team``, ``tools``, ``tool_gone``, ``plan``.
+
+The table's ``negation`` and ``tentative`` words keep a positive pattern silent in a clause that holds
+them: a rule that is unsure says nothing rather than the opposite.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .vocabulary import (
+    CHANNELS,
+    INTEGRATION,
+    INTEGRATIONS,
+    JOB_NOUN,
+    KNOWN_PLACES,
+    KNOWN_PLANS,
+    LANGUAGE_CODES,
+    LANGUAGE_NAMES,
+    alternation,
+    table,
+)
+
+NEGATIVE_KINDS = frozenset({"contact_avoid", "tool_gone"})
+_DEVANAGARI = re.compile(r"[\u0900-\u097F]")
+_CAPITALISED = r"(?-i:[A-Z\u00C0-\u00DE][\w\-]+)(?:\s+(?-i:[A-Z\u00C0-\u00DE][\w\-]+)){0,2}"
+
+
+@dataclass(frozen=True)
+class Hint:
+    """Part of a contact preference, merged per message: ``prefer``, ``request`` or ``avoid`` a channel."""
+
+    how: str
+    channel: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Match:
+    kind: str
+    values: dict
+
+
+def _words(code: str, key: str) -> dict[str, str]:
+    value = table(code).get(key) or {}
+    return {word: word for word in value} if isinstance(value, list) else dict(value)
+
+
+@lru_cache(maxsize=None)
+def _slots(code: str) -> dict[str, str]:
+    channels = {**CHANNELS, **_words(code, "channels")}
+    languages = {**LANGUAGE_NAMES, **_words(code, "languages")}
+    places = set(KNOWN_PLACES) | set(_words(code, "place_names"))
+    roles = _words(code, "roles")
+    plans = set(KNOWN_PLANS) | set(_words(code, "plan_names"))
+    tool = INTEGRATION
+    joiners = r"(?:,|&|and|y|et|und|e|aur|और|\+)"
+    return {
+        "channel": rf"(?P<channel>{alternation(channels)})",
+        "language": rf"(?P<language>{alternation(languages)})",
+        "place": rf"(?P<place>{alternation(places)}(?![\w\-])|{_CAPITALISED})",
+        "role": rf"(?P<role>{alternation(roles) + '|' if roles else ''}(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN})",
+        "team": r"(?P<team>[\w\-]+(?:\s+[\w\-]+)?)",
+        "tool": rf"(?P<tool>{tool})",
+        "tools": rf"(?P<tools>{tool}(?:\s*{joiners}\s*{tool})*)",
+        "plan": rf"(?P<plan>{alternation(plans)}(?![\w\-])|(?-i:[A-Z][\w\-]+))",
+        "known_plan": rf"(?P<plan>{alternation(plans)})(?![\w\-])",
+    }
+
+
+@lru_cache(maxsize=None)
+def compiled(code: str) -> tuple[tuple[str, re.Pattern[str], dict], ...]:
+    """The table's patterns, slots filled in, compiled once."""
+    slots = _slots(code)
+    out = []
+    for kind, entries in (table(code).get("patterns") or {}).items():
+        for entry in entries:
+            extra = dict(entry) if isinstance(entry, dict) else {}
+            source = extra.pop("re", entry) if isinstance(entry, dict) else entry
+            for name, pattern in slots.items():
+                source = source.replace("{" + name + "}", pattern)
+            out.append((kind, re.compile(source, re.I), extra))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def _word_set(code: str, key: str) -> re.Pattern[str] | None:
+    words = table(code).get(key) or []
+    if not words:
+        return None
+    return re.compile(r"(?<![\w'])" + alternation(words) + r"(?![\w'])", re.I)
+
+
+@lru_cache(maxsize=None)
+def _detectors() -> dict[str, re.Pattern[str]]:
+    return {code: pattern for code in LANGUAGE_CODES[1:] if (pattern := _word_set(code, "detect"))}
+
+
+def languages_in(text: str) -> tuple[str, ...]:
+    """English always, and each other language with at least two of its telltale words (or its script)."""
+    found = ["en"]
+    for code, pattern in _detectors().items():
+        hits = {match.group(0).lower() for match in pattern.finditer(text)}
+        if len(hits) >= 2 or (code == "hi" and _DEVANAGARI.search(text)):
+            found.append(code)
+    return tuple(found)
+
+
+def has_words(text: str, codes: tuple[str, ...], key: str) -> bool:
+    return any((pattern := _word_set(code, key)) is not None and pattern.search(text) for code in codes)
+
+
+def english_of(code: str, key: str, word: str) -> str:
+    """The English for a word a slot matched: "correo" -> "email", "contable" -> "accountant"."""
+    lowered = re.sub(r"\s+", " ", word.strip().lower())
+    for mapping in (_words(code, key), _words("en", key)):
+        for known, english in mapping.items():
+            if known.lower() == lowered:
+                return english
+    return word.strip()
+
+
+def integration_names(text: str) -> list[str]:
+    names = []
+    for found in re.findall(INTEGRATION, text, re.I):
+        for name in INTEGRATIONS:
+            if name.lower() == re.sub(r"\s+", " ", found.lower()) and name not in names:
+                names.append(name)
+    return names
+
+
+def read(text: str, codes: tuple[str, ...]) -> list[Match]:
+    """What the tables of ``codes`` say in one clause, negated or tentative clauses saying only the negative kinds."""
+    unsure = has_words(text, codes, "negation") or has_words(text, codes, "tentative")
+    out = []
+    for code in codes:
+        for kind, pattern, extra in compiled(code):
+            if unsure and kind not in NEGATIVE_KINDS:
+                continue
+            match = pattern.search(text)
+            if not match:
+                continue
+            values = {name: value for name, value in match.groupdict().items() if value}
+            values.update(extra)
+            values["code"] = code
+            out.append(Match(kind, values))
+    return out
