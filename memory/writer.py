@@ -58,6 +58,7 @@ def apply_operations(
     allowed_sources: set[str],
     opened: frozenset[str],
     review: bool = False,
+    offered: dict[str, dict] | None = None,
 ) -> Outcome:
     """Apply the model's operations to `lines`, enforcing in code what the model was asked:
 
@@ -111,6 +112,8 @@ def apply_operations(
             refuse("invalid_operation")
             continue
         reason = policy.line_refusal(text, opened=opened)
+        if not reason and offered is not None and not review:  # R12: only what the cited sources say
+            reason = policy.source_refusal(text, [offered[str(s)] for s in sources if str(s) in offered])
         if reason:
             refuse(reason)
             continue
@@ -180,6 +183,7 @@ def propose(*, lines: list[str], inp: dict, config: dict, now: datetime, mode: s
         lines,
         operations,
         allowed_sources=allowed,
+        offered=policy.sources_from_payload(payload),
         opened=policy.categories_opened_by(settings.get("instructions", "")),
         review=mode == "review",
     )

@@ -35,7 +35,7 @@ from memory.text import view
 from .categories import category_of
 from .credentials import detect_secrets_in, key_in, password_in
 from .identifiers import identifier_refusal
-from .sources import source_refusal
+from .sources import source_refusal, sources_from_payload
 
 __all__ = [
     "CATEGORIES",
@@ -51,6 +51,7 @@ __all__ = [
     "line_refusal",
     "reason_label",
     "source_refusal",
+    "sources_from_payload",
     "split_lines",
 ]
 

@@ -77,3 +77,20 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
         if word.casefold() not in said_lower:
             return "not_in_source"
     return None
+
+
+def sources_from_payload(payload: dict) -> dict[str, dict]:
+    """The sources a writer payload offers, by id, in the shape ``source_refusal`` reads."""
+    sources = {
+        str(m["id"]): {"kind": "message", "text": m.get("text", ""), "day": m.get("day", "")}
+        for m in payload.get("messages", [])
+    }
+    for a in payload.get("actions", []):
+        sources[str(a["id"])] = {
+            "kind": "action",
+            "name": a.get("name", ""),
+            "label": a.get("label", ""),
+            "status": a.get("status", ""),
+            "day": a.get("day", ""),
+        }
+    return sources

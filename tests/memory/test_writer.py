@@ -114,7 +114,8 @@ def test_team_instructions_open_a_category(agent, openai_engine):
 
 
 def test_at_most_30_lines_are_kept(agent, openai_engine):
-    conversation, last = chat(agent, "u_1", [("user", "lots of facts")])
+    facts = "I use these tools for reporting: " + ", ".join(f"number {i}" for i in range(40))
+    conversation, last = chat(agent, "u_1", [("user", facts)])
     message_id = f"m{conversation.messages.get(kind='user').pk}"
     ops = [{"op": "add", "line": None, "text": f"Uses tool number {i} for reporting.", "sources": [message_id]} for i in range(40)]
     openai_engine.script.append(chat_json({"operations": ops}))
