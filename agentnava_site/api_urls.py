@@ -8,11 +8,13 @@ from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from agents import api as agents_api
+from agents import api_lists
 from agents.api_base import api_description
 from agents.api_errors import error_body
 from consent import api as consent_api
 from consent.notice import notice_text
 from memory import api as memory_api
+from memory import api_people
 
 
 class EndUserIdConverter:
@@ -33,15 +35,21 @@ register_converter(EndUserIdConverter, "end_user_id")
 END_USER = "agents/<str:agent_id>/end-users/<end_user_id:end_user_id>"
 
 v1 = [
+    path("agents", api_lists.AgentListApi.as_view(notice=notice_text), name="agents"),
     path("agents/<str:agent_id>", agents_api.AgentApi.as_view(notice=notice_text), name="agent"),
     path("agents/<str:agent_id>/versions", agents_api.VersionListApi.as_view(), name="agent-versions"),
     path("agents/<str:agent_id>/memories", memory_api.MemoryListApi.as_view(), name="agent-memories"),
     path("agents/<str:agent_id>/conversations", agents_api.ConversationStartApi.as_view(), name="agent-start"),
+    path("agents/<str:agent_id>/end-users", api_people.PeopleApi.as_view(), name="agent-end-users"),
     # An endUserId may hold "/": the longer routes come first.
     path(f"{END_USER}/memory/stop", memory_api.MemoryStopApi.as_view(), name="memory-stop"),
     path(f"{END_USER}/memory", memory_api.MemoryApi.as_view(), name="memory"),
     path(f"{END_USER}/consent", consent_api.ConsentApi.as_view(), name="consent"),
+    path(f"{END_USER}/conversations", api_people.PersonConversationsApi.as_view(), name="end-user-conversations"),
+    path(f"{END_USER}/export", api_people.PersonExportApi.as_view(), name="end-user-export"),
     path(END_USER, memory_api.EndUserApi.as_view(), name="end-user"),
+    path("end-users/<end_user_id:end_user_id>", api_people.TeamEraseApi.as_view(), name="team-end-user"),
+    path("conversations/<str:conversation_id>", api_lists.ConversationApi.as_view(), name="conversation"),
     path("conversations/<str:conversation_id>/messages", agents_api.MessageSendApi.as_view(), name="conversation-messages"),
     path("conversations/<str:conversation_id>/events", agents_api.EventRecordApi.as_view(), name="conversation-events"),
 ]

@@ -35,6 +35,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "agent_not_found": (404, "No agent with this id for this key's team (another team's agent answers the same)."),
     "memory_not_found": (404, "This end user has no memory on this agent."),
     "conversation_not_found": (404, "No conversation with this id for this key's team."),
+    "end_user_not_found": (404, "No end user with this endUserId on this agent (for the team-wide erase: on any agent of this key's team)."),
     "not_found": (404, "No such path."),
     "method_not_allowed": (405, "This path does not take this method."),
     "not_acceptable": (406, "The API answers JSON only."),

@@ -34,8 +34,20 @@ MATRIX = [
     ("POST", "/agents/{agent_id}/end-users/{end_user_id}/memory/stop", {"stop": True}),
     ("POST", "/agents/{agent_id}/end-users/{end_user_id}/consent", {"agreed": False}),
     ("DELETE", "/agents/{agent_id}/end-users/{end_user_id}", None),
+    ("GET", "/agents/{agent_id}/end-users", None),
+    ("GET", "/agents/{agent_id}/end-users/{end_user_id}/conversations", None),
+    ("GET", "/agents/{agent_id}/end-users/{end_user_id}/export", None),
+    ("GET", "/conversations/{conversation_id}", None),
     ("POST", "/conversations/{conversation_id}/messages", {"text": "Hi, what do you remember about me?"}),
     ("POST", "/conversations/{conversation_id}/events", {"type": "action", "name": "renew_plan", "status": "succeeded"}),
+]
+
+# Operations on the key's team as a whole (no other team's id in the path): team B's key sees and
+# changes only team B's rows.
+TEAM_WIDE = [
+    ("GET", "/agents", None),
+    ("POST", "/agents", {"name": "Globex sales"}),
+    ("DELETE", "/end-users/{end_user_id}", None),
 ]
 
 MODELS = [Agent, AgentVersion, AgentDraft, EndUser, Conversation, Message, ActionRun, Memory, MemoryRun, Consent, UsageDay]
@@ -76,7 +88,7 @@ def test_the_matrix_covers_every_operation_in_the_schema(live_server, team_b_api
         for method in item
         if method in {"get", "put", "post", "patch", "delete"}
     }
-    assert operations == {(method, route) for method, route, _ in MATRIX}
+    assert operations == {(method, route) for method, route, _ in MATRIX + TEAM_WIDE}
 
 
 @pytest.mark.parametrize("method, route, body", MATRIX, ids=[f"{m} {r}" for m, r, _ in MATRIX])
@@ -104,3 +116,25 @@ def test_team_b_own_agent_with_team_a_end_user_id_never_reaches_team_a(team_a_wo
     assert team_b_api.put(f"{base}/memory", {"text": "Likes tea."}).status == 200
     assert Memory.objects.get(agent=team_a_world["agent"]).text == "Works from the Pune office."
     assert EndUser.objects.filter(external_id="u_ananya").count() == 2
+
+
+def test_team_wide_operations_never_show_or_touch_another_teams_rows(team_a_world, team_b_api):
+    agent = team_a_world["agent"]
+    listed = team_b_api.get("/agents")
+    assert listed.status == 200 and [a["name"] for a in listed.body["agents"]] == ["Globex bot"]
+    before = snapshot()
+    # Team A's end user is unknown to team B: the team-wide erase answers as for anyone unknown.
+    erased = team_b_api.delete("/end-users/u_ananya")
+    assert (erased.status, erased.code) == (404, "end_user_not_found")
+    assert erased.body == team_b_api.delete("/end-users/u_nobody").body
+    assert snapshot() == before
+    created = team_b_api.post("/agents", {"name": "Globex sales"})
+    assert created.status == 201
+    assert Agent.objects.get(public_id=created.body["id"]).team.slug == "globex"
+    assert Agent.objects.filter(team=agent.team).count() == 1
+    # Team B's own u_ananya goes; team A's stays.
+    b_agent = Agent.objects.get(name="Globex bot")
+    assert team_b_api.put(f"/agents/{b_agent.public_id}/end-users/u_ananya/memory", {"text": "Likes tea."}).status == 200
+    erased = team_b_api.delete("/end-users/u_ananya")
+    assert erased.status == 200 and [a["agentId"] for a in erased.body["agents"]] == [b_agent.public_id]
+    assert Memory.objects.get(agent=agent).text == "Works from the Pune office."

@@ -27,6 +27,13 @@ OPERATIONS = {
     ("delete", "/api/v1/agents/{agent_id}/end-users/{end_user_id}"): "end_user_erase",
     ("post", "/api/v1/conversations/{conversation_id}/messages"): "conversation_send",
     ("post", "/api/v1/conversations/{conversation_id}/events"): "conversation_record",
+    ("get", "/api/v1/agents"): "agents_list",
+    ("post", "/api/v1/agents"): "agent_create",
+    ("get", "/api/v1/agents/{agent_id}/end-users"): "agent_end_users",
+    ("get", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/conversations"): "end_user_conversations",
+    ("get", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/export"): "end_user_export",
+    ("delete", "/api/v1/end-users/{end_user_id}"): "team_end_user_erase",
+    ("get", "/api/v1/conversations/{conversation_id}"): "conversation_get",
 }
 
 
