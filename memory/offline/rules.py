@@ -328,7 +328,11 @@ _OFFICE = re.compile(
     rf"\b(?:my|our)\s+office\s+is\s+in\s+{_place_group('place2')}\b",
     re.I,
 )
-_REMOTE = re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:work\s+(?:from\s+home|remotely)|am\s+fully\s+remote|'m\s+fully\s+remote)\b", re.I)
+_REMOTE = re.compile(
+    r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+(?:now\s+|fully\s+|completely\s+|mostly\s+|100%\s+)*"
+    r"(?:work(?:ing)?\s+(?:from\s+home|remotely)|remote)\b",
+    re.I,
+)
 _BASED = re.compile(
     rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of)\s+{_place_group('place3')}|"
     rf"\b(?:i|we)\s+(?:now\s+)?live\s+in\s+{_place_group('place4')}",
@@ -649,6 +653,16 @@ _NO_LONGER = re.compile(
     r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+no\s+longer\s+(?:on|using|in|at|based\s+in)\s+(?:the\s+)?(?P<what3>[\w\-]+(?:\s+[\w\-]+){0,2}?)(?=\s*(?:$|[,.;!?]|\s(?:and|but)\b))",
     re.I,
 )
+_NO_LONGER_ROLE = re.compile(
+    r"\b(?:i'?m|i\s+am)\s+(?:no\s+longer|not)\s+(?:the|a|an)\s+(?P<role>[\w\-]+(?:\s+[\w\-]+){0,3}?)(?:\s+(?:any\s*more|anymore|here))?\s*$",
+    re.I,
+)
+_DROPPED = re.compile(
+    r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:dropped|abandoned|scrapped|shelved|cancelled|canceled|gave\s+up\s+on|given\s+up\s+on|"
+    r"decided\s+against|put\s+on\s+hold|parked)\s+(?:the\s+|our\s+|that\s+|this\s+|my\s+)?(?P<what>[\w\-]+(?:\s+[\w\-]+){0,3}?)"
+    r"(?:\s+(?:idea|plan|project|migration|rollout))?\s*$",
+    re.I,
+)
 
 
 @rule("update", reads_negation=True)
@@ -660,6 +674,12 @@ def no_longer(sentence: Sentence) -> Iterator[Update]:
             r"\b(?:any\s*more|anymore)\b", sentence.text, re.I
         ):
             yield Update(old=_GENERIC_SUFFIX.sub("", what), new=None, sources=[sentence.source])
+    if (match := _NO_LONGER_ROLE.search(sentence.text)) and (
+        re.search(r"\bno\s+longer\b|\bany\s*more\b", sentence.text, re.I)
+    ):
+        yield Update(old=match.group("role"), new=None, sources=[sentence.source], kinds=frozenset({"role"}))
+    if match := _DROPPED.search(sentence.text):
+        yield Update(old=match.group("what"), new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"goal", "progress"}))
 
 
 _ALLERGY = re.compile(
@@ -780,7 +800,7 @@ def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
         elif kind == "style" and not one_off_message:
             yield _fact("style", _style_line(sentence.message or sentence.text), sentence)
         elif kind == "plan":
-            name = english_of(code, "plan_names", values["plan"])
+            name = english_of(code, "plan_names", values.get("plan") or values.get("plan2") or "")
             if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
                 continue
             key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"

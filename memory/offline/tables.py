@@ -76,6 +76,7 @@ def _slots(code: str) -> dict[str, str]:
         "tools": rf"(?P<tools>{tool}(?:\s*{joiners}\s*{tool})*)",
         "plan": rf"(?P<plan>{alternation(plans)}(?![\w\-])|(?-i:[A-Z][\w\-]+))",
         "known_plan": rf"(?P<plan>{alternation(plans)})(?![\w\-])",
+        "named_plan": r"(?P<plan2>(?-i:[A-Z][\w\-]+))\s+(?:plan|tier)\b",
     }
 
 
