@@ -52,20 +52,22 @@ INSTALLED_APPS = [
     "agents",
     "consent",
     "memory",
+    "ops",
 ]
 
 MIDDLEWARE = [
+    "ops.middleware.RequestLogMiddleware",  # one log line per request, request counters (/metrics)
     "django.middleware.security.SecurityMiddleware",
     "agents.boundary.InputBoundaryMiddleware",  # NUL, lone surrogates, deep JSON, big bodies: refused here
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "agentnava_site.middleware.WebSessionMiddleware",  # this and the Web* below: skipped for /api/ (middleware.py)
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",  # API views are csrf-exempt: it passes them by
+    "agentnava_site.middleware.WebAuthenticationMiddleware",
+    "agentnava_site.middleware.WebMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",  # CONTENT_SECURITY_POLICY below
-    "django_htmx.middleware.HtmxMiddleware",
+    "agentnava_site.middleware.WebCSPMiddleware",  # CONTENT_SECURITY_POLICY below
+    "agentnava_site.middleware.WebHtmxMiddleware",
     "axes.middleware.AxesMiddleware",  # sign-in throttle: the lockout page (last, as axes asks)
 ]
 
