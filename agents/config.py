@@ -7,6 +7,7 @@ with the same message.
 import copy
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -17,6 +18,9 @@ KEEP_FOR_DAYS_MIN, KEEP_FOR_DAYS_MAX = 1, 3650
 MAX_INSTRUCTIONS_CHARS = 4000
 MAX_ACTIONS = 50
 ACTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# Checks memory instructions must pass, filled by `memory` in its AppConfig.ready (agents imports no other
+# app): each takes the text and returns a refusal message, or None (the memory guards: no secrets).
+INSTRUCTION_GUARDS: list[Callable[[str], str | None]] = []
 
 DEFAULT_MEMORY_SETTINGS: dict[str, Any] = {
     "on": False,
@@ -84,6 +88,12 @@ def validate_memory_settings(settings: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     out["on"] = _bool(merged["on"], "memorySettings.on")
     out["instructions"] = _text(merged["instructions"], "memorySettings.instructions", MAX_INSTRUCTIONS_CHARS)
+    for guard in INSTRUCTION_GUARDS:
+        refusal = guard(out["instructions"])
+        if refusal:
+            refused = InvalidConfig(refusal, field="memorySettings.instructions")
+            refused.plain = True  # already in plain words: the form and the Builder say it as it is
+            raise refused
     keep = _int(merged["keepForDays"], "memorySettings.keepForDays")
     if not KEEP_FOR_DAYS_MIN <= keep <= KEEP_FOR_DAYS_MAX:
         raise InvalidConfig(

@@ -12,6 +12,13 @@ class MemoryConfig(AppConfig):
 
         if services.stopped_gate not in registry.memory_gates:
             registry.memory_gates.append(services.stopped_gate)
+        # Memory instructions are checked by the same guards as a memory line (agents.config validates them).
+        from agents import config as agent_config
+
+        from .policy import instructions_refusal
+
+        if instructions_refusal not in agent_config.INSTRUCTION_GUARDS:
+            agent_config.INSTRUCTION_GUARDS.append(instructions_refusal)
         registry.memory_note = note.note_for_conversation
         # The end user's own requests in any chat (R22), and what the website chat shows them.
         from agents.embed_services import hooks

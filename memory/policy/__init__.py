@@ -48,6 +48,7 @@ __all__ = [
     "decision_uses_in",
     "find_category",
     "find_secret",
+    "instructions_refusal",
     "line_refusal",
     "reason_label",
     "source_refusal",
@@ -364,3 +365,16 @@ def check_memory_text(text: str) -> list[str]:
                 number,
             )
     return lines
+
+
+def instructions_refusal(instructions: str) -> str | None:
+    """A message refusing memory instructions that hold a secret (the Builder, the Memory tab and the API
+    write them; the model reads them on every run), or ``None``. Each line is checked as a memory line is."""
+    for line in (instructions or "").splitlines():
+        reason = find_secret(line)
+        if reason:
+            return (
+                f"The memory instructions hold what looks like {SECRET_REASONS[reason]}, and a memory never "
+                "keeps one. Remove it and try again."
+            )
+    return None
