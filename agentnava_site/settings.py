@@ -214,6 +214,11 @@ if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 else:
     Q_CLUSTER["orm"] = "default"
+# `manage.py memory_health` and /healthz/tasks fail when the oldest due end user, the oldest queued
+# task or an active Apply has waited longer than this (docs/deploy.md).
+MEMORY_HEALTH_STALL_SECONDS = int(os.environ.get("MEMORY_HEALTH_STALL_SECONDS", "300"))
+# /metrics: with a token, `Authorization: Bearer <token>`; without, direct private-network requests only.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
 # --- Model engines ---------------------------------------------------------------------------
 # With OPENAI_API_KEY unset, every feature uses the offline engine (rules, no network).
@@ -256,10 +261,14 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# LOG_FORMAT=json: one JSON object a line (request, task and memory-run lines carry event, timings,
+# outcome, agent id; never a memory's text, a message or a key). Otherwise readable key=value lines.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"ops": {"()": "ops.logs.JsonFormatter" if LOG_FORMAT == "json" else "ops.logs.ReadableFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "ops"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

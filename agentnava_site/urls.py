@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from agents.views import healthz
+from ops.views import healthz_tasks, metrics
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,6 +17,8 @@ urlpatterns = [
     path("accounts/password/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
     path("accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
     path("healthz", healthz, name="healthz"),
+    path("healthz/tasks", healthz_tasks, name="healthz_tasks"),
+    path("metrics", metrics, name="metrics"),
     path("api/", include("agentnava_site.api_urls")),
     path("", include("agents.embed_urls")),
     path("", include("memory.urls")),

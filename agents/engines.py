@@ -21,11 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.dispatch import Signal
 
 from .errors import AppError
 from .extensions import registry
 
 log = logging.getLogger(__name__)
+# Sent after every call to a model server: task=, seconds=, error_code= (None when it answered).
+model_called = Signal()
 
 
 class EngineError(AppError):
@@ -102,9 +105,23 @@ class OpenAIEngine:
         self.client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
     def _complete(self, **kwargs) -> tuple[Any, int]:
+        started = time.monotonic()
+        error_code = None
+        try:
+            return self._call(started, **kwargs)
+        except EngineError as exc:
+            error_code = exc.code
+            raise
+        except Exception:
+            error_code = "model_error"
+            raise
+        finally:  # for /metrics: the task (its schema's name, or "reply"), the time, the outcome
+            task = kwargs.get("response_format", {}).get("json_schema", {}).get("name", "reply")
+            model_called.send(sender=type(self), task=task, seconds=time.monotonic() - started, error_code=error_code)
+
+    def _call(self, started: float, **kwargs) -> tuple[Any, int]:
         import openai
 
-        started = time.monotonic()
         try:
             response = self.client.chat.completions.create(model=self.model, **kwargs)
         except openai.APITimeoutError as exc:

@@ -1,7 +1,8 @@
 """A small OpenAI-compatible server for tests, on 127.0.0.1: scripted answers, recorded requests.
 
 Each scripted answer is a dict: {"status": 200, "body": {...} | "raw text", "delay": seconds,
-"headers": {...}}. `chat_json(obj)` and `chat_text(text)` build the usual 200 answers.
+"headers": {...}}, or a function of the request's JSON body returning one. `chat_json(obj)` and
+`chat_text(text)` build the usual 200 answers.
 """
 import json
 import threading
@@ -50,6 +51,8 @@ class FakeOpenAI:
                 with server._lock:
                     server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
                     answer = server.script.pop(0) if server.script else server.default
+                if callable(answer):  # an answer computed from the request (tests that serve many end users)
+                    answer = answer(body)
                 if answer is None:
                     answer = {"status": 500, "body": {"error": {"message": "no scripted answer"}}}
                 if answer.get("delay"):

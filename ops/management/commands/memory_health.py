@@ -1,0 +1,33 @@
+import json
+
+from django.core.management.base import BaseCommand
+
+from ops.health import task_health
+
+
+class Command(BaseCommand):
+    help = (
+        "Exit 0 when the background work moves, 1 when the oldest due end user, the oldest queued "
+        "task or an active Apply has waited longer than MEMORY_HEALTH_STALL_SECONDS (the cluster's "
+        "liveness check: docs/deploy.md)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--stall-seconds", type=int, help="Override MEMORY_HEALTH_STALL_SECONDS.")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="Print the checks as one JSON object.")
+
+    def handle(self, *args, stall_seconds=None, as_json=False, **options):
+        report = task_health(threshold=stall_seconds)
+        if as_json:
+            self.stdout.write(json.dumps(report))
+        else:
+            for check in report["checks"]:
+                state = "ok" if check["ok"] else "STALLED"
+                detail = f" ({check['error']})" if check["error"] else ""
+                self.stdout.write(
+                    f"{check['name']}: {state}{detail}, {check['waiting']} waiting, "
+                    f"oldest {check['oldest_seconds']:.0f} s (limit {report['stall_seconds']} s)"
+                )
+        if not report["ok"]:
+            raise SystemExit(1)
+

@@ -1,0 +1,137 @@
+"""The background work cannot stall unseen (issue 13): `memory_health` and /healthz/tasks."""
+import os
+import re
+import signal
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+from django_q.brokers import get_broker
+from django_q.signing import SignedPackage
+
+from agents import services as agent_services
+from memory.models import ApplyJob, Memory
+from memory.services import memory_sweep
+from ops.health import task_health
+
+from ..cluster import start_cluster, stop_cluster
+from .redis_helpers import manage, model_env, wait_for, writer_answer
+
+
+def make_due(agent, external_id, minutes_ago=30):
+    start = timezone.now() - timedelta(minutes=minutes_ago)
+    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, now=start)
+    agent_services.message_record(conversation=conversation, kind="user", text="I prefer email over phone.", now=start)
+    return conversation
+
+
+def health_exit(**kwargs):
+    try:
+        call_command("memory_health", **kwargs)
+    except SystemExit as exc:
+        return exc.code
+    return 0
+
+
+def checks(report):
+    return {c["name"]: c for c in report["checks"]}
+
+
+def test_healthy_when_nothing_waits(db, client, capsys):
+    assert health_exit() == 0
+    assert "due: ok" in capsys.readouterr().out
+    response = client.get("/healthz/tasks")
+    assert response.status_code == 200
+    assert response.json()["ok"] is True
+
+
+def test_an_old_due_end_user_fails_the_check_until_swept(agent, client):
+    make_due(agent, "u_due")
+    assert health_exit() == 1
+    response = client.get("/healthz/tasks")
+    assert response.status_code == 503
+    due = checks(response.json())["due"]
+    assert (due["ok"], due["waiting"]) == (False, 1) and due["oldest_seconds"] > 600
+    assert "u_due" not in response.content.decode()  # ages and counts only
+
+    memory_sweep(run_inline=True)
+    assert Memory.objects.get().text
+    assert health_exit() == 0
+    assert client.get("/healthz/tasks").status_code == 200
+
+
+def test_a_recent_due_end_user_is_within_the_threshold(agent):
+    make_due(agent, "u_recent", minutes_ago=16)  # quiet window of 15 minutes ended a minute ago
+    assert task_health(threshold=300)["ok"] is True
+    assert task_health(threshold=10)["ok"] is False
+
+
+def test_an_old_queued_task_fails_the_check(db):
+    broker = get_broker()
+    old = {"id": "x", "name": "x", "func": "memory.tasks.sweep_quiet_windows", "args": (), "kwargs": {},
+           "started": timezone.now() - timedelta(minutes=10)}
+    broker.enqueue(SignedPackage.dumps(old))
+    queue = checks(task_health(threshold=300))["queue"]
+    assert (queue["ok"], queue["waiting"]) == (False, 1) and queue["oldest_seconds"] >= 600
+    broker.purge_queue()
+    assert task_health(threshold=300)["ok"] is True
+
+
+def test_an_apply_without_a_heartbeat_fails_the_check(agent, user):
+    now = timezone.now()
+    job = ApplyJob.objects.create(
+        agent=agent, version=agent.versions.first(), status=ApplyJob.Status.RUNNING,
+        created_at=now - timedelta(minutes=20), started_at=now - timedelta(minutes=20), heartbeat_at=now - timedelta(minutes=10),
+    )
+    assert checks(task_health(threshold=300))["apply"]["ok"] is False
+    ApplyJob.objects.filter(pk=job.pk).update(heartbeat_at=now)
+    assert task_health(threshold=300)["ok"] is True
+    ApplyJob.objects.filter(pk=job.pk).update(status=ApplyJob.Status.DONE, heartbeat_at=now - timedelta(hours=1))
+    assert task_health(threshold=300)["ok"] is True
+
+
+ENQUEUE_SWEEP = "from django_q.tasks import async_task; async_task('memory.tasks.sweep_quiet_windows')"
+
+
+@pytest.mark.cluster
+@pytest.mark.django_db(transaction=True)
+def test_a_stalled_cluster_on_redis_fails_the_check_and_a_working_one_passes(agent, redis_url, fake_openai, tmp_path):
+    """Due work and no cluster: the check fails. A cluster works it off: it passes. The cluster is
+    frozen (SIGSTOP, like the issue's dead worker: alive, taking nothing) while a sweep waits in
+    Redis: the check fails on the queue. Thawed: it passes again."""
+    make_due(agent, "u_first")
+    first = manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False)
+    assert first.returncode == 1 and "due: STALLED" in first.stdout, first.stdout + first.stderr
+
+    fake_openai.default = writer_answer
+    cluster = start_cluster(tmp_path / "qcluster.log", redis_url=redis_url, **model_env(fake_openai))
+    try:
+        manage(code=ENQUEUE_SWEEP, redis_url=redis_url)
+        wait_for(lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_first").exists(),
+                 what="the first quiet-window run", clusters=[cluster])
+        healthy = manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False)
+        assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+
+        os.killpg(cluster[0].pid, signal.SIGSTOP)
+        make_due(agent, "u_second")
+        # Two sweeps, as two schedule ticks would queue: the frozen cluster's pending BLPOP may still
+        # take the first off Redis (into a process that runs nothing); the second waits in Redis.
+        manage(code=ENQUEUE_SWEEP, redis_url=redis_url)
+        manage(code=ENQUEUE_SWEEP, redis_url=redis_url)
+
+        def stalled():
+            result = manage("memory_health", "--stall-seconds", "5", redis_url=redis_url, check=False)
+            return result if result.returncode == 1 and "queue: STALLED" in result.stdout else None
+
+        report = wait_for(stalled, what="the check to see the frozen cluster", timeout=60)
+        assert "due: STALLED, 1 waiting" in report.stdout
+        assert re.search(r"queue: STALLED, [12] waiting", report.stdout), report.stdout
+
+        os.killpg(cluster[0].pid, signal.SIGCONT)
+        wait_for(lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_second").exists(),
+                 what="the thawed cluster's run", clusters=[cluster])
+        wait_for(lambda: manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False).returncode == 0,
+                 what="the check to pass again", timeout=60)
+    finally:
+        stop_cluster(*cluster)
