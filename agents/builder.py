@@ -16,6 +16,7 @@ from . import config as agent_config
 from . import services
 from .engines import EngineError, get_engine
 from .errors import AppError
+from .form_words import plain_error
 from .models import Agent, AgentDraft
 
 TASK = "builder_changes"
@@ -115,6 +116,10 @@ def edit_instructions(instructions: str, *, keep: list[str], leave_out: list[str
                     removed.append(existing)
             if any(existing.casefold() == sentence.casefold() for existing in sentences):
                 continue
+            # Already said more precisely ("Keep food allergies." covers "allergies"): not again.
+            same = _KEEP_SENTENCE if kind == "keep" else _LEAVE_SENTENCE
+            if words and any(same.match(existing) and words <= _significant(existing) for existing in sentences):
+                continue
             sentences.append(sentence)
             added.append(sentence)
     return " ".join(sentences), added, [r for r in removed if r not in added]
@@ -141,6 +146,22 @@ def _describe(before: dict, after: dict, added: list[str], removed: list[str]) -
     changes += [f"memory instructions: added \u201c{s}\u201d" for s in added]
     changes += [f"memory instructions: removed \u201c{s}\u201d" for s in removed]
     return changes
+
+
+def _consent_advice(before: dict, after: dict) -> str:
+    """The Memory tab's consent advice, repeated when a change opens a category the defaults
+    leave out while ask first is off (the same check as the tab: `instruction_checks`)."""
+    from memory.tab_selectors import instruction_checks
+
+    checks = instruction_checks(after["instructions"], ask_first=after["askFirst"])
+    if not checks.recommend_ask_first:
+        return ""
+    was = {code for code, _label, _s in instruction_checks(before["instructions"], ask_first=before["askFirst"]).opened}
+    new = [label.lower() for code, label, _s in checks.opened if code not in was] or [label.lower() for _c, label, _s in checks.opened]
+    return (
+        f" Note: this opens {', '.join(new)}, which the defaults leave out, and ask first is off. "
+        "Asking first is recommended: you likely need consent (see the guidance on the Memory tab)."
+    )
 
 
 def builder_message(*, agent: Agent, message: str, user=None) -> dict:
@@ -180,7 +201,7 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     try:
         draft = services.agent_draft_update(agent=agent, changes={"memorySettings": settings}, user=user)
     except AppError as exc:
-        reply = f"I could not make that change: {exc.message} Nothing changed.{unclear}"
+        reply = f"I could not make that change: {plain_error(exc)[1]} Nothing changed.{unclear}"
         return {"reply": reply, "changes": [], "draft": current_draft()}
     after = draft.config["memorySettings"] if draft else services.agent_published_version(agent).config["memorySettings"]
     changes = _describe(before, after, added, removed)
@@ -190,5 +211,7 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
         reply = "Done, and the settings now match the published version, so nothing waits for Publish: " + "; ".join(changes) + "." + unclear
     else:
         reply = "Done, in the draft, waiting for Publish: " + "; ".join(changes) + "." + unclear
+    if changes:
+        reply += _consent_advice(before, after)
     reply = reply.replace(".\u201d.", ".\u201d")
     return {"reply": reply, "changes": changes, "draft": draft.config if draft else None}

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.cache import cache
 from django.db import transaction
+from django.utils import timezone
 
 from .errors import AppError, NotFound
 from .models import Agent, Conversation, EndUser
@@ -245,5 +246,6 @@ def conversation_memory_switch_off(*, conversation: Conversation) -> Conversatio
         conversation.memory_off_reason = Conversation.MemoryOff.SWITCH
         conversation.memory_note = ""
         conversation.memory_due_at = None
-        conversation.save(update_fields=["uses_memory", "memory_off_reason", "memory_note", "memory_due_at"])
+        conversation.memory_off_at = timezone.now()
+        conversation.save(update_fields=["uses_memory", "memory_off_reason", "memory_note", "memory_due_at", "memory_off_at"])
     return conversation

@@ -15,6 +15,9 @@ class Registry:
     memory_gates: list[Callable[..., str | None]] = field(default_factory=list)
     # (conversation) -> the note a chat's agent receives. Filled by `memory`.
     memory_note: Callable[[Any], str] | None = None
+    # (conversation, now) -> sets conversation.memory_due_at: when its quiet window ends (the
+    # caller saves it). Filled by `memory` (memory.due owns the due queue).
+    memory_due_mark: Callable[[Any, Any], None] | None = None
     # (conversation, text) -> a reply string when the text is an end-user memory request
     # ("stop remembering me", "forget ..."), else None. Filled by `memory`.
     end_user_request: Callable[[Any, str], str | None] | None = None

@@ -179,6 +179,8 @@ class Conversation(models.Model):
     version = models.ForeignKey(AgentVersion, on_delete=models.RESTRICT, related_name="conversations")
     uses_memory = models.BooleanField()
     memory_off_reason = models.CharField(max_length=20, choices=MemoryOff.choices, blank=True)
+    # When the visitor's switch turned memory off during the chat (it used memory until then).
+    memory_off_at = models.DateTimeField(null=True, blank=True)
     project = models.CharField(max_length=100, blank=True)
     source = models.CharField(max_length=20, default="api")
     # The note built once at start from the memory (R17); empty when memory is not used.

@@ -348,9 +348,8 @@ def _touch(conversation: Conversation, now) -> None:
     """Every message moves the activity time and, with memory, the end of the quiet window."""
     conversation.last_activity_at = now
     fields = ["last_activity_at"]
-    if conversation.uses_memory:
-        quiet = conversation.version.config["memorySettings"]["quietMinutes"]
-        conversation.memory_due_at = now + timedelta(minutes=quiet)
+    if conversation.uses_memory and registry.memory_due_mark is not None:
+        registry.memory_due_mark(conversation, now)  # memory.due owns the quiet-window queue
         fields.append("memory_due_at")
     conversation.save(update_fields=fields)
 

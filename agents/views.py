@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from django_htmx.http import HttpResponseClientRefresh
@@ -64,7 +65,23 @@ def build_context(request, agent, tab: str, **extra) -> dict:
         log[-1]["fresh"] = False
         request.session.modified = True
     builder = {"builder_log": log, "builder_open": fresh or bool(request.GET.get("builder"))}
-    return {"agent": agent, "tab": tab, **agent_state(agent), **builder, **extra}
+    state = agent_state(agent)
+    return {"agent": agent, "tab": tab, **state, "publish_warnings": _publish_warnings(state), **builder, **extra}
+
+
+def _publish_warnings(state) -> list[str]:
+    """What Publish would put live that deserves a second look: a category the defaults leave out,
+    opened by the instructions while ask first is off (R13, R28)."""
+    if not state["draft"]:
+        return []
+    from memory.tab_selectors import instruction_checks
+
+    ms = state["config"]["memorySettings"]
+    checks = instruction_checks(ms["instructions"], ask_first=ms["askFirst"])
+    if not checks.recommend_ask_first:
+        return []
+    opened = ", ".join(label.lower() for _code, label, _sentence in checks.opened)
+    return [f"the instructions open {opened} while ask first is off; asking first is recommended."]
 
 
 @login_required
@@ -93,6 +110,8 @@ def overview(request, public_id):
             error = exc
     ctx = build_context(request, agent, "overview", error=error)
     ctx["actions_text"] = "\n".join(f"{a['name']} = {a['label']}" for a in ctx["config"]["actions"])
+    # The snippet goes on the customer's site, so the script's address is absolute.
+    ctx["embed_src"] = request.build_absolute_uri(reverse("embed:script"))
     return render(request, "agents/overview.html", ctx)
 
 

@@ -1,5 +1,6 @@
 """The privacy notice end users see (R27), built from an agent's memory settings, and the
 document's consent guidance (R28), shown to the team where it applies. Not legal advice."""
+import re
 from dataclasses import dataclass
 
 
@@ -46,8 +47,28 @@ EMOTION_CATEGORIES = frozenset({"emotional_state", "relationships", "bond_with_a
 SENSITIVE_CATEGORIES = frozenset({"health", "religion", "politics", "sexuality", "ethnicity"})
 
 
-def guidance_for(*, opened: frozenset[str], decisions: bool) -> list[GuidanceRow]:
-    """The rows that apply when instructions open these categories or ask to feed decisions."""
+# Words in an agent's instructions that say children may use it (COPPA). Vocabulary, not logic.
+CHILDREN_WORDS = (
+    "child", "children", "kid", "kids", "minor", "minors", "teen", "teens", "teenager", "teenagers",
+    "student", "students", "pupil", "pupils", "school", "schools", "under 13", "under 18", "parent", "parents",
+)
+_CHILDREN_RE = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in CHILDREN_WORDS) + r")\b", re.I)
+
+
+def mentions_children(text: str) -> bool:
+    return bool(_CHILDREN_RE.search(text or ""))
+
+
+def guidance_for(
+    *, opened: frozenset[str], decisions: bool, memory_on: bool = False, ask_first: bool = True, children: bool = False
+) -> list[GuidanceRow]:
+    """The rows that apply (R28), shown beside the settings they concern:
+
+    - instructions that open sensitive or emotional categories, or ask to feed decisions;
+    - memory on without ask first: remembering across chats, and the website chat keeps a visitor
+      id in the browser (ePrivacy; India's DPDP);
+    - memory on: the privacy notice and chat recording (California: CCPA/CPRA, CIPA);
+    - instructions that say children may use the agent (COPPA)."""
     topics = set()
     if opened & SENSITIVE_CATEGORIES:
         topics.add("sensitive")
@@ -55,4 +76,10 @@ def guidance_for(*, opened: frozenset[str], decisions: bool) -> list[GuidanceRow
         topics.add("emotion")
     if decisions:
         topics.add("decisions")
+    if memory_on and not ask_first:
+        topics.add("cross_chat")
+    if memory_on:
+        topics.add("notice")
+    if children:
+        topics.add("children")
     return [row for row in GUIDANCE if row.topics & topics]

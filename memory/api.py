@@ -264,21 +264,44 @@ class MemoryStopApi(TeamApi):
         return Response(MemoryOut(memory_read(memory)).data)
 
 
+class ErasedOut(serializers.Serializer):
+    endUserId = serializers.CharField()
+    memories = serializers.IntegerField(help_text="Memory rows removed (0 or 1), with their horizon.")
+    lines = serializers.IntegerField(help_text="Lines the memory held.")
+    memoryRuns = serializers.IntegerField(help_text="Audit rows of memory runs.")
+    conversations = serializers.IntegerField()
+    messages = serializers.IntegerField()
+    actions = serializers.IntegerField()
+    consents = serializers.IntegerField()
+    endUsers = serializers.IntegerField(help_text="1: the end user itself.")
+
+
 class EndUserApi(TeamApi):
     @extend_schema(
         operation_id="end_user_erase",
         tags=TAG_MEMORY,
         summary="endUser.erase()",
-        description="The memory and everything else on this agent about this end user: conversations, "
-        "messages, actions, consent. Answers 204 also when nothing was known about them.",
+        description="The memory (with what it had read and any stop) and everything else on this agent about "
+        "this end user: conversations, messages, actions, consent. Answers what was removed, counted per "
+        "kind; 404 `end_user_not_found` when this agent knows no such endUserId, so a typo in a deletion "
+        "request never looks done.",
         parameters=[END_USER_PATH],
-        responses={204: NO_CONTENT, **errors("agent_not_found")},
+        responses={200: ErasedOut, **errors("agent_not_found", "end_user_not_found")},
+        examples=[
+            OpenApiExample(
+                "erased",
+                value={"endUserId": "u_ananya", "memories": 1, "lines": 2, "memoryRuns": 3, "conversations": 2,
+                       "messages": 9, "actions": 1, "consents": 1, "endUsers": 1},
+                response_only=True,
+            )
+        ],
     )
     def delete(self, request, agent_id, end_user_id):
         end_user = end_user_lookup(self.agent(agent_id), end_user_id)
-        if end_user is not None:
-            services.end_user_erase(end_user=end_user)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        if end_user is None:
+            raise AppError("end_user_not_found", "No end user with this endUserId on this agent.", status=404)
+        removed = services.end_user_erase(end_user=end_user)
+        return Response(ErasedOut({"endUserId": end_user.external_id, **removed}).data)
 
 
 __all__ = ["EndUserApi", "MemoryApi", "MemoryListApi", "MemoryStopApi", "memory_page", "memory_reads"]

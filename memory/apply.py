@@ -26,6 +26,7 @@ from agents.engines import EngineError, get_engine
 from agents.errors import AppError
 from agents.models import Agent
 
+from .commit import memory_commit
 from .models import ApplyJob, Memory, MemoryRun
 from .writer import propose
 
@@ -99,16 +100,22 @@ def apply_is_stalled(job: ApplyJob, now=None) -> bool:
 
 
 def apply_resume(*, job: ApplyJob, now=None) -> ApplyJob:
-    """Go on from the cursor: a job that stopped after errors, or one whose worker died (no
-    heartbeat for STALLED_AFTER). Refuses anything else: a live job must not run twice."""
+    """Go on: a job that stopped after errors, one whose worker died (no heartbeat for
+    STALLED_AFTER), or a finished one with memories whose review failed. Those failed memories are
+    reviewed again first, then the job goes on from its cursor. Refuses anything else: a live job
+    must not run twice."""
     now = now or timezone.now()
     try:
         with transaction.atomic():
             job = ApplyJob.objects.select_for_update().get(pk=job.pk)
-            if job.status == ApplyJob.Status.FAILED:
+            retry = [pk for pk in job.failed_ids if pk not in job.retry_ids]
+            if job.status == ApplyJob.Status.FAILED or (job.status == ApplyJob.Status.DONE and retry):
                 job.status, job.error, job.finished_at = ApplyJob.Status.RUNNING, "", None
                 job.heartbeat_at = now
-                job.save(update_fields=["status", "error", "finished_at", "heartbeat_at"])
+                # The memories whose review failed are reviewed again, first.
+                job.retry_ids, job.failed_ids = job.retry_ids + retry, []
+                job.failed = max(0, job.failed - len(retry))
+                job.save(update_fields=["status", "error", "finished_at", "heartbeat_at", "retry_ids", "failed_ids", "failed"])
             elif apply_is_stalled(job, now):
                 job.heartbeat_at = now
                 job.save(update_fields=["heartbeat_at"])
@@ -128,8 +135,10 @@ def _finish(job_id: int, status: str, *, error: str = "", now=None) -> None:
     )
 
 
-def _review_one(job: ApplyJob, memory: Memory, config: dict, engine, now) -> tuple[bool, str | None]:
-    """Review one memory and record it. Returns (still running, engine error code or None)."""
+def _review_one(job: ApplyJob, memory: Memory, config: dict, engine, now, *, retry: bool = False) -> tuple[bool, str | None]:
+    """Review one memory and record it. Returns (still running, engine error code or None).
+    `retry`: one whose review failed before (taken from `retry_ids`, not the cursor). A failure
+    keeps the memory in `failed_ids`, so Resume reviews it again."""
     started = time.monotonic()
     error_code = None
     try:
@@ -144,16 +153,21 @@ def _review_one(job: ApplyJob, memory: Memory, config: dict, engine, now) -> tup
             locked_job.status, locked_job.finished_at = ApplyJob.Status.CANCELLED, now
             locked_job.save(update_fields=["status", "finished_at"])
             return False, None
-        if locked_job.cursor >= memory.pk:  # another delivery of this task already did it
+        if retry:
+            if memory.pk not in locked_job.retry_ids:  # another delivery of this task already did it
+                return True, None
+            locked_job.retry_ids = [pk for pk in locked_job.retry_ids if pk != memory.pk]
+        elif locked_job.cursor >= memory.pk:  # another delivery of this task already did it
             return True, None
         duration = int((time.monotonic() - started) * 1000)
         locked = Memory.objects.select_for_update().filter(pk=memory.pk).first()
         if error_code:
             locked_job.failed += 1
+            locked_job.failed_ids = [*locked_job.failed_ids, memory.pk]
             if locked is not None:
-                MemoryRun.objects.create(
-                    memory=locked, kind=MemoryRun.Kind.APPLY, engine=get_engine().name if engine is None else engine.name,
-                    status=MemoryRun.Status.FAILED, error=error_code[:200], started_at=now, duration_ms=duration,
+                memory_commit(
+                    locked, now=now, kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.FAILED,
+                    run={"engine": (engine or get_engine()).name, "error": error_code[:200], "duration_ms": duration},
                     actor_id=locked_job.created_by_id,
                 )
         else:
@@ -162,24 +176,49 @@ def _review_one(job: ApplyJob, memory: Memory, config: dict, engine, now) -> tup
             locked_job.dropped = dict(dropped)
             unchanged_since_read = locked is not None and locked.text == memory.text and locked.stopped_at is None
             if outcome.changed and unchanged_since_read:
-                locked.text = "\n".join(outcome.lines)
-                locked.updated_at = now
-                locked.save(update_fields=["text", "updated_at"])
-                MemoryRun.objects.create(
-                    memory=locked, kind=MemoryRun.Kind.APPLY, engine=result.engine, status=MemoryRun.Status.SUCCEEDED,
-                    added=0, replaced=outcome.replaced, removed=outcome.removed, dropped=dict(outcome.dropped),
-                    started_at=now, duration_ms=duration, input_tokens=result.input_tokens,
-                    output_tokens=result.output_tokens, actor_id=locked_job.created_by_id,
+                memory_commit(
+                    locked, now=now, kind=MemoryRun.Kind.APPLY, lines=outcome.lines,
+                    run={
+                        "engine": result.engine, "dropped": dict(outcome.dropped), "duration_ms": duration,
+                        "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+                    },
+                    actor_id=locked_job.created_by_id,
                 )
                 locked_job.changed += 1
                 locked_job.replaced += outcome.replaced
                 locked_job.removed += outcome.removed
-        locked_job.cursor = memory.pk
+        if not retry:
+            locked_job.cursor = memory.pk
         locked_job.heartbeat_at = now
         locked_job.save(
-            update_fields=["reviewed", "failed", "changed", "replaced", "removed", "dropped", "cursor", "heartbeat_at"]
+            update_fields=[
+                "reviewed", "failed", "failed_ids", "retry_ids", "changed", "replaced", "removed", "dropped", "cursor", "heartbeat_at",
+            ]
         )
     return True, error_code
+
+
+def _drop_retries(job_id: int, ids: list[int]) -> None:
+    """Failed memories that are gone or empty since: nothing is left to review in them."""
+    with transaction.atomic():
+        locked_job = ApplyJob.objects.select_for_update().get(pk=job_id)
+        gone = [pk for pk in locked_job.retry_ids if pk in ids]
+        if gone:
+            locked_job.retry_ids = [pk for pk in locked_job.retry_ids if pk not in gone]
+            locked_job.reviewed += len(gone)
+            locked_job.save(update_fields=["retry_ids", "reviewed"])
+
+
+def _next_batch(job: ApplyJob) -> tuple[list[Memory], bool]:
+    """The next memories to review: those queued again by Resume first, then from the cursor."""
+    if job.retry_ids:
+        found = list(Memory.objects.filter(pk__in=job.retry_ids).exclude(text="").order_by("id")[:BATCH_SIZE])
+        missing = [pk for pk in job.retry_ids if pk not in {m.pk for m in found}]
+        if missing and len(found) < BATCH_SIZE:
+            _drop_retries(job.pk, missing)
+        if found:
+            return found, True
+    return list(_reviewable(job.agent_id, job).order_by("id")[:BATCH_SIZE]), False
 
 
 def apply_job_step(job_id: int, *, engine=None, budget_seconds: float = TASK_SECONDS, enqueue_next: bool = True) -> str:
@@ -202,15 +241,15 @@ def apply_job_step(job_id: int, *, engine=None, budget_seconds: float = TASK_SEC
     started = time.monotonic()
     consecutive_failures = 0
     while True:
-        batch = list(_reviewable(job.agent_id, job).order_by("id")[:BATCH_SIZE])
+        job.refresh_from_db(fields=["cursor", "retry_ids"])
+        batch, retrying = _next_batch(job)
         if not batch:
             _finish(job_id, ApplyJob.Status.DONE)
             return ApplyJob.Status.DONE
         for memory in batch:
-            running, error_code = _review_one(job, memory, config, engine, timezone.now())
+            running, error_code = _review_one(job, memory, config, engine, timezone.now(), retry=retrying)
             if not running:
                 return ApplyJob.objects.values_list("status", flat=True).get(pk=job_id)
-            job.cursor = memory.pk
             consecutive_failures = consecutive_failures + 1 if error_code else 0
             if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
                 _finish(

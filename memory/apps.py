@@ -20,6 +20,9 @@ class MemoryConfig(AppConfig):
         if instructions_refusal not in agent_config.INSTRUCTION_GUARDS:
             agent_config.INSTRUCTION_GUARDS.append(instructions_refusal)
         registry.memory_note = note.note_for_conversation
+        from . import due
+
+        registry.memory_due_mark = due.mark
         # The end user's own requests in any chat (R22), and what the website chat shows them.
         from agents.embed_services import hooks
 

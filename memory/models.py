@@ -23,6 +23,12 @@ class Memory(models.Model):
     # {at, added, replaced, removed}: counts, none of their words.
     last_run = models.JSONField(null=True, blank=True)
     stopped_at = models.DateTimeField(null=True, blank=True)
+    # Where this memory's current life began: the last stop, resume, delete, expiry or forget. Try
+    # replays chats only after it. Survives retention (which empties the text, never the row).
+    horizon_at = models.DateTimeField(null=True, blank=True)
+    # A "forget" not yet read past: {"before": iso, "subjects": [...], "lines": [...]}. The writer
+    # reads the chats before `before` with these excluded, then clears it (never kept longer).
+    forget_pending = models.JSONField(null=True, blank=True)
     # The last quiet-window failure after its retries: {at, code, attempts}; cleared on success.
     last_failure = models.JSONField(null=True, blank=True)
 
@@ -31,6 +37,9 @@ class Memory(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["agent", "end_user"], name="memory_unique_per_end_user"),
             models.CheckConstraint(condition=Q(stopped_at__isnull=True) | Q(text=""), name="memory_stopped_is_empty"),
+            # `before` pages exactly: no two memories of an agent share an updatedAt (a write that
+            # would tie moves on by a microsecond, see services.memory_commit).
+            models.UniqueConstraint(fields=["agent", "updated_at"], name="memory_updated_unique_per_agent"),
         ]
         indexes = [
             # Newest change first, keyset-paged on (updated_at, id).
@@ -59,6 +68,7 @@ class MemoryRun(models.Model):
         TEAM_EDIT = "team_edit", "Team edit"
         API_SET = "api_set", "API"
         END_USER_REQUEST = "end_user_request", "End user's request"
+        RETENTION = "retention", "Retention"
 
     class Status(models.TextChoices):
         SUCCEEDED = "succeeded", "Succeeded"
@@ -90,7 +100,7 @@ class MemoryRun(models.Model):
     class Meta:
         ordering = ["-started_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["quiet", "try", "apply", "team_edit", "api_set", "end_user_request"]), name="memoryrun_kind_valid"),
+            models.CheckConstraint(condition=Q(kind__in=["quiet", "try", "apply", "team_edit", "api_set", "end_user_request", "retention"]), name="memoryrun_kind_valid"),
             models.CheckConstraint(condition=Q(status__in=["succeeded", "failed"]), name="memoryrun_status_valid"),
         ]
         indexes = [
@@ -126,6 +136,10 @@ class ApplyJob(models.Model):
     replaced = models.PositiveIntegerField(default=0)
     removed = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
+    # Memories whose review failed (engine error): reviewed again, first, on Resume.
+    failed_ids = models.JSONField(default=list, blank=True)
+    # Failed memories queued for review again by Resume (taken before the cursor goes on).
+    retry_ids = models.JSONField(default=list, blank=True)
     # {reason code: count} of operations the guards dropped (an added line is "added_in_review").
     dropped = models.JSONField(default=dict, blank=True)
     cancel_requested = models.BooleanField(default=False)
@@ -164,7 +178,17 @@ class ApplyJob(models.Model):
         return self.reviewed + self.failed
 
     @property
+    def unreviewed(self) -> int:
+        """Memories of the job left unreviewed: those whose review failed (Resume reviews them
+        again) and, unless it finished, those it has not reached."""
+        if self.status == self.Status.DONE:
+            return self.failed + len(self.retry_ids)
+        return self.failed + max(0, self.total - self.processed)
+
+    @property
     def percent(self) -> int:
         if not self.total:
             return 100 if not self.is_active else 0
         return min(100, self.processed * 100 // self.total)
+
+from .trial_models import TrialJob, TrialJobPerson  # noqa: E402,F401  (Try as a background job)

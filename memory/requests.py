@@ -1,15 +1,18 @@
 """What an end user can ask of the memory in any chat (R22), answered before any model is asked.
 
-* "stop remembering me" (and its plain variants): exactly `memory_stop`, with an audit row of kind
-  `end_user_request`; this chat's note is dropped too, so the rest of the chat does not lean on it.
+* "stop remembering me" (and its plain variants, "delete my data", "forget everything", "भूल जाओ"),
+  anywhere in a message: exactly `memory_stop`, with an audit row of kind `end_user_request`; the
+  commit empties the notes of their chats, this one included, so the rest of it does not lean on it.
 * "forget that I work from Pune" / "remove what you know about my phone": the matching line(s) are
-  removed through `memory_set` (so through the policy, with an audit row of kind
-  `end_user_request`), and the reply says what was removed.
-* "what do you remember about me?": the lines, as the chat's agent would see them.
+  removed (one `commit.memory_commit`, audit row of kind `end_user_request`), the reply says what
+  was removed, and what they said before that is not read yet is read later with it excluded.
+* "what do you remember about me?": the lines, as the chat's agent would see them; in a chat that
+  does not use memory, that this chat does not use it (and how to manage it).
 
-They work whether or not memory is used for the conversation. Recognition is plain rules over the
-text, in English, Spanish and Hindi (Devanagari and romanised): a message that only looks like one
-("don't forget to email me the receipt", "I forgot my password") is left to the normal reply.
+Stop and forget work whether or not memory is used for the conversation. Recognition is plain
+rules over the text, in English, Spanish and Hindi (Devanagari and romanised), and for a stop also
+French, German and Portuguese: a message that only looks like one ("don't forget to email me the
+receipt", "I forgot my password") is left to the normal reply.
 
 Registered as `agents.extensions.registry.end_user_request` in `MemoryConfig.ready`.
 """
@@ -20,18 +23,19 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Conversation
 
 from . import policy
 from .models import Memory, MemoryRun
-from .note import NOTE_END, NOTE_START, note_lines, render_note
-from .services import memory_set, memory_stop
+from .commit import memory_commit, memory_locked
+from .note import note_lines, render_note
+from .services import memory_stop
 
-MAX_REQUEST_CHARS = 500  # a request is a short message; longer ones are never parsed
+MAX_REQUEST_CHARS = 500  # a forget or show request is a short message; longer ones are not parsed for them
+MAX_MESSAGE_CHARS = 4000  # a stop is looked for in any chat message (agents.chat.MAX_MESSAGE_CHARS)
+MAX_PARTS = 60  # sentences per message, clauses per sentence
 MIN_MATCH_SHARE = 0.5  # a line is "about" the subject when it holds at least half its words
 
 
@@ -54,7 +58,7 @@ _LEADING = re.compile(
 )
 _TRAILING = re.compile(
     r"[\s,]*\b(?:please|pls|plz|thanks|thank you|por favor|gracias|ji|now|right now|anymore|any more|"
-    r"from now on|again|kripya|please ji)$"
+    r"from now on|again|kripya|please ji|bitte|danke|s'il (?:te|vous) pla[iî]t|merci|obrigad[oa])$"
 )
 _EDGE_CHARS = " \t.!?¿¡,;:\"'।"
 
@@ -87,6 +91,9 @@ _STOP = {
         r"(?:turn|switch) off (?:your |the )?memory(?: (?:about|of|for|on) me)?",
         r"(?:disable|delete|erase|wipe|clear) (?:your |the )?(?:memory|memories) (?:about|of|for|on) me",
         r"stop remembering",
+        rf"(?:delete|erase|wipe|remove|clear) (?:all )?(?:of )?{_MY_DATA}",
+        r"(?:delete|erase|wipe|remove|clear) (?:everything|all|whatever|anything) you (?:know|have|remember|keep|store) (?:about|on|of) me",
+        r"forget (?:everything|it all|all)(?: (?:you know|you remember|i (?:said|told you)))?",
     ],
     "es": [
         r"(?:deja|dej[aá]|deje|dejad|para) de recordarme",
@@ -95,6 +102,27 @@ _STOP = {
         r"olv[ií]dame",
         r"olvida todo(?: lo que sabes)?(?: (?:sobre|de) m[ií])?",
         r"no (?:guardes|recuerdes) nada (?:sobre|de) m[ií]",
+        r"(?:borra|elimina|suprime) (?:todos )?mis datos",
+    ],
+    "fr": [
+        r"(?:arr[eê]te|arr[eê]tez|cesse|cessez) de (?:te|vous) souvenir de moi",
+        r"(?:arr[eê]te|arr[eê]tez) de (?:m[eé]moriser|retenir|garder) (?:mes donn[eé]es|quoi que ce soit sur moi|des choses sur moi)",
+        r"oublie[- ]moi|oubliez[- ]moi|oublie tout|oubliez tout",
+        r"ne (?:te|vous) souviens? (?:plus )?(?:pas )?de moi",
+        r"(?:supprime|supprimez|efface|effacez) (?:toutes )?mes donn[eé]es",
+    ],
+    "de": [
+        r"h[öo]r(?:en sie)? auf,? (?:dich|sich) an mich zu erinnern",
+        r"vergiss mich|vergessen sie mich|vergiss alles|vergessen sie alles",
+        r"erinnere dich nicht (?:mehr )?an mich",
+        r"(?:l[öo]sch|l[öo]sche|l[öo]schen sie) (?:alle )?meine daten",
+        r"speicher(?:e|n sie)? nichts (?:mehr )?[üu]ber mich",
+    ],
+    "pt": [
+        r"(?:pare|para|deixe|deixa) de (?:se )?lembrar de mim",
+        r"esque[çc]a[- ]me|me esque[çc]a|esquece[- ]me|me esquece|esque[çc]a tudo|esquece tudo",
+        r"(?:apague|apaga|exclua|exclui) (?:todos )?(?:os )?meus dados",
+        r"n[aã]o (?:se )?lembre de mim",
     ],
     "hi": [
         r"(?:mujhe|mujhko|muje) yaad (?:mat|na|naa) (?:rakho|rakhna|rakhiye|rakhen|rakhein|karo|kijiye)",
@@ -105,6 +133,10 @@ _STOP = {
         r"मुझे याद रखना बंद (?:करो|करें|कीजिए|करिए|कर दो|कर दीजिए)",
         r"मुझे भूल (?:जाओ|जाइए|जाएँ|जाएं)",
         r"मेरे बारे में (?:कुछ )?(?:भी )?याद (?:मत|न) (?:रखो|रखें|रखिए)",
+        r"(?:सब |सब कुछ |सारा |मुझे )?भूल (?:जाओ|जाइए|जाएँ|जाएं)",
+        r"(?:sab |sab kuch |mujhe )?bhool (?:jao|jaiye|jaao|jayiye)",
+        r"(?:मेरा|मेरी) (?:डेटा|डाटा|जानकारी) (?:हटा|मिटा|डिलीट कर) (?:दो|दीजिए|दें)",
+        r"(?:mera|meri) (?:data|jaankari|jankari) (?:hata|mita|delete kar) (?:do|dijiye|den)",
     ],
 }
 
@@ -164,17 +196,46 @@ _COMPILED_SHOW = [(lang, re.compile(p)) for lang, patterns in _SHOW.items() for 
 _COMPILED_FORGET = [(lang, re.compile(p), explicit) for lang, patterns in _FORGET.items() for p, explicit in patterns]
 
 
+_SENTENCE = re.compile(r"[.!?;\n\u0964\u0965]+")
+_CLAUSE = re.compile(r",|\s(?:but|and|so|because|pero|y|mais|et|aber|und|mas|e|lekin|aur|par|लेकिन|और|पर)\s")
+
+
+def _parts(text: str) -> list[str]:
+    """A message's sentences, and each sentence's clauses, in order: where a stop request inside a
+    longer message is looked for ("Thanks for the help. Please stop remembering me, I don't like
+    it."). Each must still be the request as a whole, so "if you stop remembering me" is not one."""
+    parts: list[str] = []
+    for sentence in _SENTENCE.split(text)[:MAX_PARTS]:
+        if sentence.strip():
+            parts.append(sentence)
+            parts.extend(clause for clause in _CLAUSE.split(sentence)[:MAX_PARTS] if clause.strip() and clause != sentence)
+    return parts
+
+
+def _stop_in(text: str) -> EndUserRequest | None:
+    for part in _parts(text):
+        normal = _normalise(part)
+        for lang, pattern in _COMPILED_STOP:
+            if normal and pattern.fullmatch(normal):
+                return EndUserRequest("stop", lang)
+    return None
+
+
 def recognise(text: str) -> EndUserRequest | None:
-    """The memory request this message makes, or None. Only a message that is the request as a
-    whole counts (after greetings and "please"), so ordinary chat is never mistaken for one."""
-    if not isinstance(text, str) or len(text) > MAX_REQUEST_CHARS:
+    """The memory request this message makes, or None. A stop ("stop remembering me", "delete my
+    data", "forget everything", "भूल जाओ", in the languages above) counts anywhere in a message,
+    as one of its sentences or clauses; "forget ..." and "what do you remember" only as the whole
+    message (after greetings and "please"), so ordinary chat is never mistaken for one."""
+    if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
+        return None
+    stop = _stop_in(text)
+    if stop is not None:
+        return stop
+    if len(text) > MAX_REQUEST_CHARS:
         return None
     normal = _normalise(text)
     if not normal:
         return None
-    for lang, pattern in _COMPILED_STOP:
-        if pattern.fullmatch(normal):
-            return EndUserRequest("stop", lang)
     for lang, pattern in _COMPILED_SHOW:
         if pattern.fullmatch(normal):
             return EndUserRequest("show", lang)
@@ -263,6 +324,7 @@ REPLIES = {
         "show": 'Here is what I remember about you:\n{lines}\nSay "forget ..." to remove one of these, or "stop remembering me" and I will keep nothing.',
         "show_empty": "I don't remember anything about you yet.",
         "show_stopped": "I don't remember anything about you: you asked me to stop, so I keep nothing from our chats.",
+        "show_off": 'This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say "forget ..." to remove something, or "stop remembering me" and I will keep nothing.',
     },
     "es": {
         "stopped": "Hecho. He olvidado lo que recordaba de ti y no guardaré nada más de nuestras conversaciones.",
@@ -274,6 +336,7 @@ REPLIES = {
         "show": 'Esto es lo que recuerdo de ti:\n{lines}\nDi "olvida que ..." para quitar algo, o "deja de recordarme" y no guardaré nada.',
         "show_empty": "Todavía no recuerdo nada de ti.",
         "show_stopped": "No recuerdo nada de ti: me pediste que dejara de hacerlo, así que no guardo nada de nuestras conversaciones.",
+        "show_off": 'Esta conversación no usa la memoria: aquí no se usa nada de lo que recuerdo de ti, y no guardo nada de ella. En cualquier conversación puedes decir "olvida que ..." para quitar algo, o "deja de recordarme" y no guardaré nada.',
     },
     "hi": {
         "stopped": "ठीक है। आपके बारे में जो कुछ मुझे याद था, वह मैंने भुला दिया है, और अब से हमारी बातचीत से कुछ भी याद नहीं रखूँगा।",
@@ -285,6 +348,20 @@ REPLIES = {
         "show": 'मुझे आपके बारे में यह याद है:\n{lines}\nकुछ हटाना हो तो "... भूल जाओ" कहें, या "मुझे याद रखना बंद करो" कहें।',
         "show_empty": "मुझे अभी आपके बारे में कुछ याद नहीं है।",
         "show_stopped": "मुझे आपके बारे में कुछ याद नहीं है: आपने याद रखना बंद करने को कहा था, इसलिए मैं कुछ नहीं रखता।",
+        "show_off": 'यह बातचीत याद का उपयोग नहीं करती: यहाँ आपके बारे में याद रखी कोई बात काम में नहीं ली जाती, और इससे कुछ नहीं रखा जाता। किसी भी बातचीत में "... भूल जाओ" या "मुझे याद रखना बंद करो" कह सकते हैं।',
+    },
+    # Languages recognised for a stop only: the replies a stop needs.
+    "fr": {
+        "stopped": "C'est fait. J'ai oublié ce que je savais de vous, et je ne garderai plus rien de nos conversations.",
+        "already_stopped": "J'ai déjà arrêté de me souvenir de vous. Je ne garde rien de nos conversations.",
+    },
+    "de": {
+        "stopped": "Erledigt. Ich habe vergessen, was ich über Sie wusste, und behalte nichts mehr aus unseren Gesprächen.",
+        "already_stopped": "Ich erinnere mich bereits nicht mehr an Sie. Ich behalte nichts aus unseren Gesprächen.",
+    },
+    "pt": {
+        "stopped": "Pronto. Esqueci o que sabia sobre você e não vou guardar mais nada das nossas conversas.",
+        "already_stopped": "Já deixei de me lembrar de você. Não guardo nada das nossas conversas.",
     },
 }
 
@@ -305,65 +382,54 @@ def _quoted(lines: list[str], lang: str) -> str:
 # --- Answering it ---------------------------------------------------------------------------
 
 
-def _note_without(note: str, removed: list[str]) -> str:
-    """This chat's note with the removed lines taken out (the rest stays as it was at start)."""
-    if NOTE_START not in note:
-        return note
-    body = note.split(NOTE_START + "\n", 1)[1].split("\n" + NOTE_END, 1)[0]
-    gone = set(removed)
-    return render_note([line for line in body.split("\n") if line.strip() and line not in gone])
-
-
-def _set_conversation_note(conversation: Conversation, note: str) -> None:
-    if conversation.memory_note != note:
-        Conversation.objects.filter(pk=conversation.pk).update(memory_note=note)
-        conversation.memory_note = note
-
-
 def _stop(conversation: Conversation, memory: Memory | None, lang: str, now: datetime) -> str:
     if memory is not None and memory.stopped_at is not None:
-        _set_conversation_note(conversation, "")
         return REPLIES[lang]["already_stopped"]
     memory_stop(end_user=conversation.end_user, stop=True, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
-    _set_conversation_note(conversation, "")  # the rest of this chat does not lean on it either
+    conversation.memory_note = ""  # the commit emptied their chats' notes: this one too
     return REPLIES[lang]["stopped"]
 
 
-def _read_up_to_now(conversation: Conversation, now: datetime) -> None:
-    """What they said before a "forget" must not bring the fact back: the memory counts as having
-    read their chats up to now, as after a delete. Unread words from before are dropped with it:
-    missing a detail is the safe side (R10)."""
-    Memory.objects.get_or_create(
-        end_user=conversation.end_user,
-        defaults={"agent_id": conversation.agent_id, "updated_at": now, "read_up_to": now},
-    )
-    Memory.objects.filter(end_user=conversation.end_user).filter(
-        Q(read_up_to__isnull=True) | Q(read_up_to__lt=now)
-    ).update(read_up_to=now)
+MAX_FORGET_SUBJECTS = 20
+MAX_SUBJECT_CHARS = 300
 
 
-@transaction.atomic
+def _pending_with(pending: dict | None, *, now: datetime, subject: str, removed: list[str]) -> dict:
+    """The pending forget after one more: the chats before `now` are read with every subject and
+    removed line excluded (kept only until the writer has read past it, then dropped)."""
+    pending = pending or {"subjects": [], "lines": []}
+    return {
+        "before": now.isoformat(),
+        "subjects": (pending["subjects"] + [subject[:MAX_SUBJECT_CHARS]])[-MAX_FORGET_SUBJECTS:],
+        "lines": list(dict.fromkeys(pending["lines"] + removed))[-policy.MAX_LINES :],
+    }
+
+
 def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) -> str | None:
-    memory = Memory.objects.select_for_update().filter(end_user=conversation.end_user).first()
+    """Remove the lines about the subject now, and keep the rest of what they said: their chats
+    not yet read are read later with the forgotten fact excluded (`Memory.forget_pending`), so
+    nothing from before the forget brings it back, and nothing else said there is lost."""
     lang = request.lang
-    if memory is not None and memory.stopped_at is not None:
-        return REPLIES[lang]["show_stopped"]
-    lines = memory.lines if memory else []
-    removed = lines_about(request.subject, lines)
-    if not removed:
-        if not request.explicit:
+    with memory_locked(conversation.end_user, now) as memory:
+        if memory.stopped_at is not None:
+            return REPLIES[lang]["show_stopped"]
+        lines = memory.lines
+        removed = lines_about(request.subject, lines)
+        if not removed and not request.explicit:
             return None  # a bare "forget the receipt" that is about nothing remembered is ordinary chat
-        _read_up_to_now(conversation, now)
+        gone = set(removed)
+        kept = [line for line in lines if line not in gone and _quotable(line)]
+        pending = _pending_with(memory.forget_pending, now=now, subject=request.subject, removed=removed)
+        memory_commit(memory, now=now, kind=MemoryRun.Kind.END_USER_REQUEST, lines=kept, forget=pending, audit=bool(removed))
+    conversation.memory_note = render_note(note_lines(memory)) if conversation.uses_memory else ""
+    if not removed:
         return REPLIES[lang]["nothing_matched" if lines else "nothing_remembered"]
-    gone = set(removed)
-    kept = [line for line in lines if line not in gone and _quotable(line)]
-    memory_set(end_user=conversation.end_user, text="\n".join(kept), kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
-    _read_up_to_now(conversation, now)
-    _set_conversation_note(conversation, _note_without(conversation.memory_note, removed))
     return REPLIES[lang]["removed"].format(lines=_quoted(removed, lang))
 
 
 def _show(conversation: Conversation, memory: Memory | None, lang: str) -> str:
+    if not conversation.uses_memory:
+        return REPLIES[lang]["show_off"]  # this chat uses nothing remembered: it does not list it either
     if memory is not None and memory.stopped_at is not None:
         return REPLIES[lang]["show_stopped"]
     lines = memory.lines if memory else []

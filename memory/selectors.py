@@ -3,7 +3,7 @@ import base64
 import binascii
 from datetime import datetime, timedelta
 
-from django.db.models import Min, Q, QuerySet
+from django.db.models import F, Min, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -18,29 +18,18 @@ MAX_CONTEXT_REPLIES = 20
 
 
 def conversation_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
-    """End users (ids) with a conversation whose quiet window has ended. Uses the partial index
-    on memory_due_at; never a scan of all conversations."""
-    rows = (
-        Conversation.objects.filter(memory_due_at__lte=now)
-        .order_by("memory_due_at")
-        .values_list("end_user_id", flat=True)[:limit]
-    )
-    seen: dict[int, None] = {}
-    for end_user_id in rows:
-        seen.setdefault(end_user_id, None)
-    return list(seen)
+    """End users (ids) with a conversation whose quiet window has ended (`memory.due`'s)."""
+    from .due import due_end_users
+
+    return due_end_users(now=now, limit=limit)
 
 
 def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime) -> datetime:
     """How far a run may read: up to now, but never into a chat that is still active (its
     last activity is within its quiet window), so nothing is written while a chat is active (R11)."""
-    active = [
-        conversation_id
-        for conversation_id, last_activity, config in Conversation.objects.filter(
-            end_user=end_user, uses_memory=True, memory_due_at__isnull=False
-        ).values_list("id", "last_activity_at", "version__config")
-        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) > now
-    ]
+    from .due import active_conversations
+
+    active = active_conversations(end_user.pk, now)
     if not active:
         return now
     unread = Message.objects.filter(conversation_id__in=active)
@@ -53,7 +42,8 @@ def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime)
 def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: datetime) -> dict:
     """What a run may read (R12): the person's own messages and the action runs, only from
     conversations that used memory, after `read_from` and before `read_to`; the agent's replies
-    in that span as context. Tool results, files and web pages are never selected."""
+    in that span as context. Each item names the version its chat began on (`version_id`), which
+    it is read under (with the published one, `writer.stricter_config`). Tool results, files and web pages are never selected."""
     span = Q(created_at__lt=read_to)
     if read_from is not None:
         span &= Q(created_at__gt=read_from)
@@ -61,7 +51,7 @@ def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: date
     messages = list(
         Message.objects.filter(in_memory_chats, span, kind=Message.Kind.USER)
         .order_by("created_at", "id")
-        .values("id", "text", "created_at")[:MAX_MESSAGES_PER_RUN]
+        .values("id", "text", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
     )
     # When the person typed more than one run reads, the rest waits for the next run.
     if len(messages) == MAX_MESSAGES_PER_RUN:
@@ -70,12 +60,12 @@ def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: date
     actions = list(
         ActionRun.objects.filter(in_memory_chats, span)
         .order_by("created_at", "id")
-        .values("id", "name", "status", "created_at")[:MAX_MESSAGES_PER_RUN]
+        .values("id", "name", "status", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
     )
     replies = list(
         Message.objects.filter(in_memory_chats, span, kind=Message.Kind.AGENT)
         .order_by("-created_at", "-id")
-        .values("text", "created_at")[:MAX_CONTEXT_REPLIES]
+        .values("text", "created_at", version_id=F("conversation__version_id"))[:MAX_CONTEXT_REPLIES]
     )[::-1]
     return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
 

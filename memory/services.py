@@ -3,18 +3,20 @@ guards in `policy`, and leaves an audit row (MemoryRun) with counts, never words
 import logging
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.models import Agent, Conversation, EndUser
 
-from . import policy
+from . import due, policy
+from .commit import memory_commit, memory_locked, memory_row_for
 from .models import Memory, MemoryRun
-from .writer import memory_row_for, run_quiet_window
+from .signals import end_user_erased
+from .writer import run_quiet_window
 
 log = logging.getLogger(__name__)
 
-CLAIM_MINUTES = 5  # a swept end user is not swept again for this long unless its run clears it
+CLAIM_MINUTES = due.CLAIM_MINUTES
 MEMORY_OFF_GRACE_DAYS = 30  # R4
 
 
@@ -25,40 +27,20 @@ def stopped_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str
 
 
 # --- Direct edits: the team (Memory tab), the API, the end user's own requests ----------
+# Each goes through `commit.memory_locked` + `commit.memory_commit`: the row lock, the audit row,
+# the due queue and the chats' notes are that module's, not each path's.
 
 
-def _audit(memory: Memory, *, kind: str, before: list[str], after: list[str], actor=None, now: datetime) -> MemoryRun:
-    before_set, after_set = set(before), set(after)
-    removed = len([line for line in before if line not in after_set])
-    added = len([line for line in after if line not in before_set])
-    replaced = min(added, removed)
-    return MemoryRun.objects.create(
-        memory=memory,
-        kind=kind,
-        status=MemoryRun.Status.SUCCEEDED,
-        added=added - replaced,
-        replaced=replaced,
-        removed=removed - replaced,
-        started_at=now,
-        actor=actor,
-    )
-
-
-@transaction.atomic
 def memory_set(*, end_user: EndUser, text: str, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:
     """Replace the whole memory with `text` (R20 set). Refuses (policy.MemoryRefused, nothing
     changed) more than 30 lines or any line that looks like a password, key, card or id (R7).
     A stopped memory cannot be written: resume it first."""
     now = now or timezone.now()
     lines = policy.check_memory_text(text)
-    memory = Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
-    if memory.stopped_at is not None:
-        raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
-    before = memory.lines
-    memory.text = "\n".join(lines)
-    memory.updated_at = now
-    memory.save(update_fields=["text", "updated_at"])
-    _audit(memory, kind=kind, before=before, after=lines, actor=actor, now=now)
+    with memory_locked(end_user, now) as memory:
+        if memory.stopped_at is not None:
+            raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
+        memory_commit(memory, now=now, kind=kind, lines=lines, actor=actor)
     return memory
 
 
@@ -79,89 +61,108 @@ def memory_line_delete(*, memory: Memory, index: int, actor=None, kind=MemoryRun
     return memory_set(end_user=memory.end_user, text="\n".join(lines), kind=kind, actor=actor, now=now)
 
 
-@transaction.atomic
-def memory_delete(*, end_user: EndUser, actor=None, now=None) -> None:
-    """Empty the memory and move `read_up_to` to now, so no older chat can bring a line back
-    (R20). Its run rows keep counts only; nothing of its words survives."""
+def memory_delete(*, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:
+    """Empty the memory and start a new horizon at now: `read_up_to` moves to now, so no older
+    chat can bring a line back (R20). Its run rows keep counts only; nothing of its words survives."""
     now = now or timezone.now()
-    memory = Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
-    memory.text = ""
-    memory.read_up_to = now
-    memory.updated_at = now
-    memory.last_run = None
-    memory.save(update_fields=["text", "read_up_to", "updated_at", "last_run"])
-    Conversation.objects.filter(end_user=end_user, memory_due_at__isnull=False).update(memory_due_at=None)
+    with memory_locked(end_user, now) as memory:
+        memory_commit(memory, now=now, kind=kind, lines=[], horizon=True, actor=actor, due_state="clear")
+    return memory
 
 
-@transaction.atomic
 def memory_stop(*, end_user: EndUser, stop: bool = True, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:
     """`stop=True`: they asked to stop: emptied, read_up_to moved to now, nothing more kept, and
     new chats do not use memory. `stop=False`: they changed their mind; memory resumes from now."""
     now = now or timezone.now()
-    memory = Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
-    if stop:
-        before = memory.lines
-        memory.text = ""
-        memory.stopped_at = memory.stopped_at or now
-        memory.read_up_to = now
-        memory.updated_at = now
-        memory.save(update_fields=["text", "stopped_at", "read_up_to", "updated_at"])
-        Conversation.objects.filter(end_user=end_user, memory_due_at__isnull=False).update(memory_due_at=None)
-        if before:
-            _audit(memory, kind=kind, before=before, after=[], actor=actor, now=now)
-    elif memory.stopped_at is not None:
-        memory.stopped_at = None
-        memory.read_up_to = now
-        memory.updated_at = now
-        memory.save(update_fields=["stopped_at", "read_up_to", "updated_at"])
+    with memory_locked(end_user, now) as memory:
+        if stop or memory.stopped_at is not None:
+            memory_commit(memory, now=now, kind=kind, stopped=stop, actor=actor)
     return memory
 
 
-def end_user_erase(*, end_user: EndUser) -> None:
+def end_user_erase(*, end_user: EndUser) -> dict[str, int]:
     """The memory and everything else on that agent about that end user: conversations,
-    messages, action runs, consent, runs (R20). Cascades in one statement tree."""
-    end_user.delete()
+    messages, action runs, consent, runs, the memory row itself with its horizon (R20).
+    Cascades in one statement tree. Returns what it removed, counted per kind."""
+    memory = Memory.objects.filter(end_user=end_user).only("text").first()
+    lines = len(memory.lines) if memory else 0
+    _, per_model = end_user.delete()
+    names = {
+        "memory.Memory": "memories",
+        "memory.MemoryRun": "memoryRuns",
+        "agents.Conversation": "conversations",
+        "agents.Message": "messages",
+        "agents.ActionRun": "actions",
+        "consent.Consent": "consents",
+        "agents.EndUser": "endUsers",
+    }
+    counts = {name: per_model.get(model, 0) for model, name in names.items()}
+    counts["lines"] = lines
+    end_user_erased.send(sender=EndUser, agent=end_user.agent, external_id=end_user.external_id, removed=counts)
+    return counts
 
 
 # --- The quiet-window sweep and retention -----------------------------------------------
 
 
 def memory_sweep(*, now: datetime | None = None, run_inline: bool = False, limit: int = 5000) -> list[int]:
-    """Find end users whose quiet window has ended (through the memory_due_at index), claim them
-    for CLAIM_MINUTES so the next sweep does not queue them again, and queue one run each (task
-    arguments are ids only). With `run_inline`, run them here instead, with `now` as the time."""
+    """Find end users whose quiet window has ended, claim them (`due.claim`) and queue one run
+    each (task arguments are ids only). With `run_inline`, run them here instead, with `now` as
+    the time."""
     from django_q.tasks import async_task
 
     now = now or timezone.now()
-    from .selectors import conversation_due_for_memory
-
-    end_user_ids = conversation_due_for_memory(now=now, limit=limit)
-    if not end_user_ids:
-        return []
     if run_inline:
+        end_user_ids = due.due_end_users(now=now, limit=limit)
         for end_user_id in end_user_ids:
             run_quiet_window(end_user_id=end_user_id, now=now)
         return end_user_ids
-    Conversation.objects.filter(end_user_id__in=end_user_ids, memory_due_at__lte=now).update(
-        memory_due_at=now + timedelta(minutes=CLAIM_MINUTES)
-    )
+    end_user_ids = due.claim(now=now, limit=limit)
     for end_user_id in end_user_ids:
         async_task("memory.tasks.run_quiet_window", end_user_id, group="memory-quiet")
     return end_user_ids
 
 
+def _expired(agent: Agent, now: datetime):
+    """The agent's memories whose time is up, as a queryset of ids. Memory off for over 30 days
+    (R4): every memory still holding lines or chats not yet read. Otherwise
+    keepForDays, counted from the end user's last chat, or from the memory's last change when
+    they never chatted: those holding lines, or chats not yet read."""
+    memories = Memory.objects.filter(agent=agent)
+    holds_something = ~Q(text="") | Q(read_up_to__isnull=True, end_user__last_chat_at__isnull=False) | Q(
+        read_up_to__lt=F("end_user__last_chat_at")
+    )
+    if agent.memory_off_since and agent.memory_off_since < now - timedelta(days=MEMORY_OFF_GRACE_DAYS):
+        return memories.filter(holds_something)
+    config = agent.versions.order_by("-number").values_list("config", flat=True).first()
+    cutoff = now - timedelta(days=config["memorySettings"]["keepForDays"])
+    last_seen = Q(end_user__last_chat_at__lt=cutoff) | Q(end_user__last_chat_at__isnull=True, updated_at__lt=cutoff)
+    return memories.filter(holds_something).filter(last_seen)
+
+
+def memory_expire(*, memory_id: int, now: datetime) -> bool:
+    """Empty one memory whose time is up and start a new horizon at `now`: what it had read, and a
+    stop, survive (the row stays), so no chat from before the expiry can ever bring a line back.
+    Checked again under the row lock (they may have chatted since). Returns whether it expired."""
+    memory = Memory.objects.select_related("end_user", "agent").filter(pk=memory_id).first()
+    if memory is None:
+        return False
+    with memory_locked(memory.end_user, now) as locked:
+        if not _expired(memory.agent, now).filter(pk=memory_id).exists():
+            return False
+        memory_commit(locked, now=now, kind=MemoryRun.Kind.RETENTION, lines=[], horizon=True, run={}, due_state="clear")
+    return True
+
+
 def memory_retention_sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """Delete memories whose end user's last chat is older than the agent's keepForDays, and every
-    memory of an agent whose memory has been off for over 30 days (R4). Returns counts."""
+    """Retention, once (the daily schedule and `manage.py memory_retention`): every memory whose
+    keepForDays has passed (from the last chat, or from its last change when there was no chat),
+    and every memory of an agent whose memory has been off for over 30 days (R4), is emptied with
+    a new horizon (`memory_expire`). The rows stay, empty: a stop and what was read survive; the
+    words do not. Returns counts."""
     now = now or timezone.now()
     expired = 0
-    for agent in Agent.objects.filter(memories__isnull=False).distinct():
-        settings = agent.versions.order_by("-number").values_list("config", flat=True).first()["memorySettings"]
-        if agent.memory_off_since and agent.memory_off_since < now - timedelta(days=MEMORY_OFF_GRACE_DAYS):
-            _, per_model = Memory.objects.filter(agent=agent).delete()
-            expired += per_model.get("memory.Memory", 0)
-            continue
-        cutoff = now - timedelta(days=settings["keepForDays"])
-        _, per_model = Memory.objects.filter(agent=agent, end_user__last_chat_at__lt=cutoff).delete()
-        expired += per_model.get("memory.Memory", 0)
-    return {"deleted": expired}
+    for agent in Agent.objects.filter(memories__isnull=False).distinct().order_by("pk"):
+        for memory_id in list(_expired(agent, now).values_list("pk", flat=True)):
+            expired += memory_expire(memory_id=memory_id, now=now)
+    return {"expired": expired}

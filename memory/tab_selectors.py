@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 from consent.models import Consent
-from consent.notice import guidance_for
+from consent.notice import guidance_for, mentions_children
 
 from . import policy
 from .models import Memory, MemoryRun
@@ -237,7 +237,7 @@ class InstructionChecks:
         return bool(self.opened or self.decisions)
 
 
-def instruction_checks(instructions: str, *, ask_first: bool) -> InstructionChecks:
+def instruction_checks(instructions: str, *, ask_first: bool, memory_on: bool = True) -> InstructionChecks:
     """Which excluded categories the team's instructions open (each with the clause that opens
     it), and which decisions about people they ask memory to feed; with the consent guidance
     rows that apply (R13, R28). The recognising is `policy`'s own."""
@@ -251,5 +251,11 @@ def instruction_checks(instructions: str, *, ask_first: bool) -> InstructionChec
         clause = next((s for s in sentences if code in policy.categories_opened_by(s)), "")
         opened.append((code, policy.CATEGORIES[code], clause))
     decisions = policy.decision_uses_in(instructions)
-    rows = guidance_for(opened=opened_codes, decisions=bool(decisions))
+    rows = guidance_for(
+        opened=opened_codes,
+        decisions=bool(decisions),
+        memory_on=memory_on,
+        ask_first=ask_first,
+        children=mentions_children(instructions),
+    )
     return InstructionChecks(opened=opened, decisions=decisions, ask_first=ask_first, guidance=rows)

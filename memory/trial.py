@@ -18,6 +18,7 @@ from datetime import datetime
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from agents.engines import EngineError, get_engine
 from agents.errors import AppError
@@ -25,6 +26,7 @@ from agents.models import Agent, Conversation, EndUser, Message
 
 from .models import Memory, MemoryRun
 from .selectors import read_cutoff, writer_input
+from .writer import version_configs
 
 DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
 MAX_PARTS = 5  # at most this many writer parts (of up to 200 messages each) per person
@@ -85,10 +87,26 @@ def parse_people(raw) -> int:
 def memory_began_at(memory: Memory | None) -> datetime | None:
     """Where the memory's current life began: None when it has read their chats from the start.
 
+    The latest of its horizon (`horizon_at`: stop, resume, delete, expiry, a forget read past), a
+    pending forget, and, for rows older than the horizon, the walk below.
+
     Walks the succeeded quiet runs back from `read_up_to`: each run read from the previous one's
     end. Where no run ends at the point reached, the memory was reset there (deleted, stopped or
     resumed) and that is where it began. A gap in the chain only makes this later, never earlier."""
-    if memory is None or memory.read_up_to is None:
+    if memory is None:
+        return None
+    # The horizon survives retention and marks each stop, resume, delete, expiry and forget.
+    marks = [memory.horizon_at] if memory.horizon_at else []
+    if memory.forget_pending:  # chats before a forget not yet read past are never replayed
+        marks.append(parse_datetime(memory.forget_pending["before"]))
+    walked = _walk_back(memory)
+    if walked is not None:
+        marks.append(walked)
+    return max(marks) if marks else None
+
+
+def _walk_back(memory: Memory) -> datetime | None:
+    if memory.read_up_to is None:
         return None
     spans = dict(
         MemoryRun.objects.filter(
@@ -177,17 +195,18 @@ class _Tracker:
         return rows
 
 
-def _run_person(person: TrialPerson, parts: list[dict], config: dict, now: datetime, engine) -> TrialPerson:
+def _run_person(person: TrialPerson, parts: list[dict], versions: dict, config: dict, now: datetime, engine) -> TrialPerson:
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
     try:
-        from .writer import propose
+        from .writer import propose, propose_read
 
         outcome, _ = propose(lines=person.before, inp={"messages": [], "actions": [], "replies": []}, config=config, now=now, mode="review", engine=engine)
         tracker.apply(outcome.changes)
         lines = outcome.lines
         for inp in parts:
-            outcome, _ = propose(lines=lines, inp=inp, config=config, now=now, mode="write", engine=engine)
+            # Each chat under the stricter of its own version and the draft, as a run would (R2).
+            outcome, _ = propose_read(lines=lines, inp=inp, published=config, versions=versions, now=now, engine=engine)
             tracker.apply(outcome.changes)
             lines = outcome.lines
     except EngineError as exc:
@@ -202,15 +221,18 @@ def _run_person(person: TrialPerson, parts: list[dict], config: dict, now: datet
     return person
 
 
-def trial_run(*, agent: Agent, config: dict, people: int = DEFAULT_PEOPLE, now: datetime | None = None, engine=None) -> TrialResult:
-    """Run the writer with `config` (the draft) on the newest `people` end users. Saves nothing."""
+def trial_run(
+    *, agent: Agent, config: dict, people: int = DEFAULT_PEOPLE, now: datetime | None = None, engine=None, end_users: list[EndUser] | None = None
+) -> TrialResult:
+    """Run the writer with `config` (the draft) on the newest `people` end users (or on `end_users`,
+    picked earlier: the Try job goes person by person). Saves nothing."""
     if not agent.team.has_memory:
         raise AppError("plan_required", "Memory comes with the Team plan and up.", status=403)
     if not 1 <= people <= MAX_PEOPLE:
         raise AppError("invalid_people", f"Try runs on 1 to {MAX_PEOPLE} end users.", field="n")
     now = now or timezone.now()
     engine = engine or get_engine()
-    candidates = trial_candidates(agent, people)
+    candidates = trial_candidates(agent, people) if end_users is None else end_users
     memories = {m.end_user_id: m for m in Memory.objects.filter(end_user__in=candidates)}
     work = []
     for end_user in candidates:
@@ -225,9 +247,12 @@ def trial_run(*, agent: Agent, config: dict, people: int = DEFAULT_PEOPLE, now: 
             actions_read=sum(len(p["actions"]) for p in parts),
             more_unread=more,
         )
-        work.append((person, parts))
+        versions = {}
+        for inp in parts:
+            versions.update(version_configs(inp))
+        work.append((person, parts, versions))
     if not work:
         return TrialResult(people=[], asked_for=people, engine=engine.name)
     with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
-        done = list(pool.map(lambda item: _run_person(item[0], item[1], config, now, engine), work))
+        done = list(pool.map(lambda item: _run_person(item[0], item[1], item[2], config, now, engine), work))
     return TrialResult(people=done, asked_for=people, engine=engine.name)

@@ -1,4 +1,4 @@
-"""The Memory tab of the Build screen, one memory's page, Try, Apply, and a conversation's transcript.
+"""The Memory tab's checks and note preview (the tab's pages are `tab_views`), one memory's page, Try, Apply, and a conversation's transcript.
 
 Views are thin: they check who asks (`agent_for_user`: another team's agent is a 404), call one
 service or selector, and render the page, or only the named partial for an htmx request. Every
@@ -11,10 +11,8 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseClientRefresh
 
 from agents import services as agent_services
-from agents.config import QUIET_MINUTES_CHOICES
 from agents.errors import AppError
 from agents.models import EndUser
 from agents.selectors import agent_for_user
@@ -22,7 +20,6 @@ from agents.views import build_context
 
 from . import apply as memory_apply
 from . import policy, services, trial
-from .instructions import DEFAULT_INSTRUCTIONS
 from .models import Memory
 from .note import render_note, note_lines
 from .tab_selectors import (
@@ -31,31 +28,8 @@ from .tab_selectors import (
     erase_summary,
     instruction_checks,
     memory_facts,
-    remembered_page,
-    runs_per_day,
     transcript,
 )
-
-
-def _settings_from_form(post) -> dict:
-    """Typed memory settings from the form; validation itself is `agents.config`'s, as everywhere."""
-
-    def as_int(name):
-        raw = post.get(name, "").strip()
-        try:
-            return int(raw)
-        except ValueError:
-            raise AppError("invalid_config", f"{name} must be a whole number.", field=f"memorySettings.{name}")
-
-    return {
-        "on": post.get("on") == "on",
-        "instructions": post.get("instructions", ""),
-        "keepForDays": as_int("keepForDays"),
-        "quietMinutes": as_int("quietMinutes"),
-        "showSwitch": post.get("showSwitch") == "on",
-        "askFirst": post.get("askFirst") == "on",
-        "privacyUrl": post.get("privacyUrl", ""),
-    }
 
 
 # --- The tab ---------------------------------------------------------------------------------
@@ -73,58 +47,6 @@ def _note_context(agent, external_id: str) -> dict:
         "note_text": render_note(note_lines(memory)),
         "note_unknown": bool(external_id) and end_user is None,
     }
-
-
-def _list_context(request, agent) -> dict:
-    try:
-        page = remembered_page(agent, query=request.GET.get("q", ""), after=request.GET.get("after", ""))
-        return {"page": page, "list_error": None}
-    except AppError as exc:
-        return {"page": remembered_page(agent), "list_error": exc.message}
-
-
-@login_required
-def memory_tab(request, public_id):
-    agent = agent_for_user(request.user, public_id)
-    if request.htmx and request.headers.get("HX-Target") == "memories":
-        return render(request, "memory/_memories.html", {"agent": agent, **_list_context(request, agent)})
-    error = None
-    form_values = None
-    if request.method == "POST":
-        try:
-            agent_services.agent_draft_update(
-                agent=agent, changes={"memorySettings": _settings_from_form(request.POST)}, user=request.user
-            )
-            messages.success(request, "Memory settings saved to the draft. They apply once you publish.")
-            return redirect("memory:tab", public_id=public_id)
-        except AppError as exc:
-            error = exc
-            form_values = request.POST
-    ctx = build_context(
-        request,
-        agent,
-        "memory",
-        error=error,
-        form_values=form_values,
-        quiet_choices=QUIET_MINUTES_CHOICES,
-        default_instructions=DEFAULT_INSTRUCTIONS,
-    )
-    ms = ctx["config"]["memorySettings"]
-    ctx["ms"] = ms
-    ctx["published_ms"] = ctx["published"].config["memorySettings"]
-    ctx["checks"] = instruction_checks(
-        form_values.get("instructions", "") if form_values else ms["instructions"],
-        ask_first=(form_values.get("askFirst") == "on") if form_values else ms["askFirst"],
-    )
-    ctx.update(_list_context(request, agent))
-    chosen = request.GET.get("note_for") or (ctx["page"].rows[0].end_user.external_id if ctx["page"].rows else "")
-    ctx.update(_note_context(agent, chosen))
-    ctx["chart"] = runs_per_day(agent)
-    job = memory_apply.apply_latest(agent)
-    ctx["job"] = job
-    ctx["job_stalled"] = bool(job and memory_apply.apply_is_stalled(job))
-    ctx["try_sizes"] = (5, 10, 20)
-    return render(request, "memory/tab.html", ctx)
 
 
 @login_required
@@ -180,10 +102,9 @@ def _job_or_404(agent, job_id):
 
 def _job_response(request, agent, job):
     ctx = {"agent": agent, "job": job, "job_stalled": memory_apply.apply_is_stalled(job)}
-    if request.htmx and request.GET.get("poll") and not job.is_active:
-        # The job being watched has just ended: reload, so the list and the chart show its changes.
-        return HttpResponseClientRefresh()
     if request.htmx:
+        # The job being watched ends in place: only this card changes, so nothing typed elsewhere
+        # on the page is lost (the list and the chart are on People and Activity).
         return render(request, "memory/_apply.html", ctx)
     return redirect(f"{reverse('memory:tab', args=[agent.public_id])}#apply")
 
@@ -251,14 +172,32 @@ def _memory_context(request, agent, end_user, **extra) -> dict:
     return {"agent": agent, "end_user": end_user, **facts, **extra}
 
 
-def _after_change(request, agent, end_user, *, flash: str = "", error: policy.MemoryRefused | None = None, editing=None):
+def refused_words(error: policy.MemoryRefused, *, kept_typing: bool, cleared: bool = False) -> str:
+    """One sentence for a refused team edit, saying once why and what happens to what was typed."""
+    if error.reason in policy.SECRET_REASONS:
+        words = f"Not saved: it looks like {policy.reason_label(error.reason)}, which a memory never keeps. Nothing changed."
+        return words + (" Your edit was cleared: type the line again without it." if cleared else "")
+    if error.reason == "changed":
+        return error.message
+    words = error.message
+    if kept_typing:
+        words = words.replace(" Shorten it and try again.", "").replace(" Remove it and try again.", "")
+        words += " Nothing changed; your text is still in the box to fix."
+    return f"Not saved: {words}"
+
+
+def _after_change(request, agent, end_user, *, flash: str = "", error: policy.MemoryRefused | None = None, editing=None, adding=None, added=False):
     """An htmx edit gets the lines back (and the runs, out of band); a plain form post a redirect."""
+    kept_typing = bool((editing and editing.get("value")) or adding)
     if request.htmx:
         ctx = _memory_context(request, agent, end_user, flash=flash, refused=error, editing=editing, oob=True)
-        ctx["refused_label"] = policy.reason_label(error.reason) if error else ""
+        cleared = bool(editing and editing.get("value") == "")
+        ctx["refused_text"] = refused_words(error, kept_typing=kept_typing, cleared=cleared) if error else ""
+        ctx["adding"] = adding or ""
+        ctx["refused_add"] = bool(error and added)
         return render(request, "memory/_lines.html", ctx)
     if error:
-        messages.error(request, f"{error.message} ({policy.reason_label(error.reason)})")
+        messages.error(request, refused_words(error, kept_typing=False))
     elif flash:
         messages.success(request, flash)
     return redirect("memory:detail", public_id=agent.public_id, end_user_id=end_user.pk)
@@ -306,8 +245,13 @@ def line_edit(request, public_id, end_user_id, index):
         _line_guard(memory, index, request.POST.get("was", ""))
         services.memory_line_replace(memory=memory, index=index, text=text, actor=request.user)
     except policy.MemoryRefused as exc:
-        keep_typing = exc.reason not in policy.SECRET_REASONS and exc.reason != "changed"
-        editing = {"index": index, "value": text if keep_typing else None} if exc.reason != "changed" else None
+        # What was typed stays in the box to fix, except a secret, which is cleared (never echoed).
+        if exc.reason == "changed":
+            editing = None
+        elif exc.reason in policy.SECRET_REASONS:
+            editing = {"index": index, "value": ""}
+        else:
+            editing = {"index": index, "value": text}
         return _after_change(request, agent, end_user, error=exc, editing=editing)
     return _after_change(request, agent, end_user, flash=f"Line {index} corrected.")
 
@@ -376,7 +320,7 @@ def end_user_erase(request, public_id, end_user_id):
         external_id = end_user.external_id
         services.end_user_erase(end_user=end_user)
         messages.success(request, f"Erased {external_id}: their memory, conversations, consent and runs on {agent.name} are gone.")
-        return redirect("memory:tab", public_id=public_id)
+        return redirect("memory:people", public_id=public_id)
     ctx = build_context(request, agent, "memory", end_user=end_user, summary=erase_summary(end_user))
     return render(request, "memory/erase.html", ctx)
 

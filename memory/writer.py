@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from agents.engines import EngineError, EngineResult, get_engine
-from agents.models import Conversation, EndUser
+from agents.models import AgentVersion, EndUser
 
-from . import policy
+from . import due, policy
+from .commit import UNSET, memory_commit, memory_locked, memory_row_for
 from .dates import short_date
 from .instructions import REVIEW_INSTRUCTIONS, layered_instructions
 from .models import Memory, MemoryRun
@@ -47,6 +48,10 @@ class Outcome:
         return self.lines != self.before
 
 
+def malformed(what: str) -> EngineError:
+    return EngineError(f"The model's answer does not follow the output contract: {what}.", code="model_malformed")
+
+
 def _clean_text(value: Any) -> str:
     return " ".join(str(value).split()) if isinstance(value, str) else ""
 
@@ -65,10 +70,12 @@ def apply_operations(
     - an add or replace must cite sources, all among the messages and actions it was given (R12);
     - no line with a secret (R7), an excluded category not opened by the team (R13, R14), or too long;
     - at most MAX_LINES lines (R6); in review mode (Apply) nothing is added (R19).
-    Anything refused is dropped and counted by reason, without its words. Lines the operations do
-    not mention are kept."""
+    Anything the guards refuse is dropped and counted by reason, without its words. An answer that
+    does not follow the output contract (no list, an unknown operation, a line that does not exist,
+    one line named twice, an add without text) is an engine failure (EngineError model_malformed):
+    the run is retried later and nothing is read. Lines the operations do not mention are kept."""
     if not isinstance(operations, list):
-        raise EngineError("The model's answer has no list of operations.", code="model_malformed")
+        raise malformed("no list of operations")
     out = Outcome(before=list(lines), lines=[])
     current: dict[int, str | None] = {n: line for n, line in enumerate(lines, start=1)}
     touched: set[int] = set()
@@ -79,16 +86,13 @@ def apply_operations(
 
     for op in operations:
         if not isinstance(op, dict) or op.get("op") not in OPS:
-            refuse("invalid_operation")
-            continue
+            raise malformed("an operation is not one of keep, add, replace, remove")
         kind, number = op["op"], op.get("line")
         if kind in ("keep", "replace", "remove"):
             if not isinstance(number, int) or isinstance(number, bool) or number not in current:
-                refuse("invalid_operation")
-                continue
+                raise malformed("an operation names a line that does not exist")
             if number in touched:
-                refuse("conflict")
-                continue
+                raise malformed("two operations name the same line")
         if kind == "keep":
             touched.add(number)
             continue
@@ -101,15 +105,14 @@ def apply_operations(
         if kind == "add" and review:
             refuse("added_in_review")
             continue
+        text = _clean_text(op.get("text"))
+        if not text:
+            raise malformed("an add or replace has no text")
         sources = op.get("sources")
         if not review and (
             not isinstance(sources, list) or not sources or not set(map(str, sources)) <= allowed_sources
         ):
             refuse("unsourced")
-            continue
-        text = _clean_text(op.get("text"))
-        if not text:
-            refuse("invalid_operation")
             continue
         reason = policy.line_refusal(text, opened=opened)
         if not reason and offered is not None and not review:  # R12: only what the cited sources say
@@ -167,8 +170,11 @@ def build_payload(*, lines: list[str], inp: dict, action_labels: dict[str, str],
     }
 
 
-def propose(*, lines: list[str], inp: dict, config: dict, now: datetime, mode: str = "write", engine=None) -> tuple[Outcome, EngineResult]:
-    """Ask the engine for operations and pass them through the guards. Saves nothing."""
+def propose(
+    *, lines: list[str], inp: dict, config: dict, now: datetime, mode: str = "write", engine=None, opened=None
+) -> tuple[Outcome, EngineResult]:
+    """Ask the engine for operations and pass them through the guards. Saves nothing. `opened`
+    (the excluded categories the team's instructions open) defaults to the config's own."""
     settings = config["memorySettings"]
     labels = {a["name"]: a["label"] for a in config.get("actions", [])}
     today = timezone.localtime(now).date()
@@ -184,135 +190,219 @@ def propose(*, lines: list[str], inp: dict, config: dict, now: datetime, mode: s
         operations,
         allowed_sources=allowed,
         offered=policy.sources_from_payload(payload),
-        opened=policy.categories_opened_by(settings.get("instructions", "")),
+        opened=policy.categories_opened_by(settings.get("instructions", "")) if opened is None else opened,
         review=mode == "review",
     )
     return outcome, result
+
+
+# --- Which version a chat is read under (R2) ----------------------------------------------------
+
+
+def stricter_config(chat: dict, published: dict) -> tuple[dict, frozenset[str]]:
+    """The configuration a chat's words are read under: the stricter of the version the chat began
+    on and the published one. The person was told the older notice and consent, so widening never
+    reaches back into what they said before it; narrowing applies at once (Apply is the tool for
+    what is already kept). Both instructions go to the model (each narrowing holds), and the
+    guards open only the categories both open. Returns (config, opened categories)."""
+    mine = published["memorySettings"].get("instructions", "") or ""
+    theirs = chat["memorySettings"].get("instructions", "") or ""
+    opened_now = policy.categories_opened_by(mine)
+    if theirs == mine:
+        return published, opened_now
+    settings = {**published["memorySettings"], "instructions": "\n".join(x for x in (theirs, mine) if x)}
+    return {**published, "memorySettings": settings}, opened_now & policy.categories_opened_by(theirs)
+
+
+def by_version(inp: dict) -> list[tuple[int | None, dict]]:
+    """The writer input split by the version each chat began on, in the order they were said."""
+    groups: dict = {}
+    for key in ("messages", "actions"):
+        for item in inp.get(key, []):
+            group = groups.setdefault(item.get("version_id"), {"messages": [], "actions": [], "replies": [], "first": item["created_at"]})
+            group[key].append(item)
+            group["first"] = min(group["first"], item["created_at"])
+    for reply in inp.get("replies", []):
+        if reply.get("version_id") in groups:
+            groups[reply["version_id"]]["replies"].append(reply)
+    return sorted(groups.items(), key=lambda kv: kv[1]["first"])
+
+
+def forgotten(line: str, pending: dict | None) -> bool:
+    """A line a pending "forget" excludes: one of the lines it removed, or about what it named."""
+    if not pending:
+        return False
+    from .requests import lines_about  # the matching rules of the end user's own requests
+
+    if line in pending.get("lines", []):
+        return True
+    return any(lines_about(subject, [line]) for subject in pending.get("subjects", []))
+
+
+def propose_read(
+    *, lines: list[str], inp: dict, published: dict, versions: dict, now: datetime, engine=None, forget: dict | None = None
+) -> tuple[Outcome, list[EngineResult]]:
+    """What a run (or Try) makes of `inp`: each chat read under the stricter of its own version
+    (`versions`: id -> config) and `published`, part by part; lines a pending forget excludes are
+    dropped (counted as "forgotten"). Saves nothing."""
+    before, results, total = list(lines), [], None
+    for version_id, group in by_version(inp):
+        config, opened = stricter_config(versions.get(version_id) or published, published)
+        outcome, result = propose(lines=lines, inp=group, config=config, now=now, engine=engine, opened=opened)
+        results.append(result)
+        if forget:
+            kept = [line for line in outcome.lines if line in before or not forgotten(line, forget)]
+            outcome.dropped["forgotten"] += len(outcome.lines) - len(kept)
+            outcome.changes = [c for c in outcome.changes if c["new"] is None or c["new"] in kept]
+            outcome.lines = kept
+        lines = outcome.lines
+        if total is None:
+            total = outcome
+        else:
+            total.dropped += outcome.dropped
+            total.changes += outcome.changes
+        total.lines = lines
+    if total is None:
+        total = Outcome(before=before, lines=before)
+    total.before = before
+    counts = _line_counts(before, total.lines)
+    total.added, total.replaced, total.removed = counts["added"], counts["replaced"], counts["removed"]
+    return total, results
+
+
+def _line_counts(before: list[str], after: list[str]) -> dict:
+    before_set, after_set = set(before), set(after)
+    removed = len([line for line in before if line not in after_set])
+    added = len([line for line in after if line not in before_set])
+    replaced = min(added, removed)
+    return {"added": added - replaced, "replaced": replaced, "removed": removed - replaced}
 
 
 def _published_config(agent) -> dict:
     return agent.versions.order_by("-number").values_list("config", flat=True).first()
 
 
-def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
-    try:
-        with transaction.atomic():
-            memory, _ = Memory.objects.get_or_create(
-                end_user=end_user, defaults={"agent_id": end_user.agent_id, "updated_at": now}
-            )
-    except IntegrityError:  # a concurrent run created it
-        memory = Memory.objects.get(end_user=end_user)
-    return memory
+def version_configs(inp: dict) -> dict:
+    ids = {item.get("version_id") for key in ("messages", "actions") for item in inp.get(key, [])}
+    return dict(AgentVersion.objects.filter(pk__in=[i for i in ids if i]).values_list("pk", "config"))
 
 
-def _finish_due(end_user: EndUser, now: datetime, *, more_to_read: bool) -> None:
-    """Clear the quiet-window flags the run has answered; when a run read only part of a long
-    backlog, leave them due so the next sweep reads on."""
-    due = Conversation.objects.filter(end_user=end_user, memory_due_at__isnull=False)
-    quiet_ones = [
-        pk
-        for pk, last_activity, config in due.values_list("id", "last_activity_at", "version__config")
-        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) <= now
-    ]
-    Conversation.objects.filter(pk__in=quiet_ones).update(memory_due_at=now if more_to_read else None)
+# --- The quiet-window run ----------------------------------------------------------------------
 
 
-def _record_failure(*, memory: Memory, exc: EngineError, now: datetime, started: float, read_from, attempt_kind: str) -> MemoryRun:
-    previous = (memory.last_failure or {}).get("attempts", 0)
-    attempts = previous + 1
-    with transaction.atomic():
-        run = MemoryRun.objects.create(
-            memory=memory,
-            kind=attempt_kind,
-            engine=get_engine().name,
+def _record_failure(*, end_user: EndUser, exc: EngineError, now: datetime, started: float, read_from, kind: str, engine) -> MemoryRun:
+    with memory_locked(end_user, now) as memory:
+        attempts = (memory.last_failure or {}).get("attempts", 0) + 1
+        retry_at = now + timedelta(minutes=RETRY_BACKOFF_MINUTES[attempts - 1]) if attempts <= len(RETRY_BACKOFF_MINUTES) else None
+        # After the last retry: given up until their next chat; the Memory tab shows last_failure.
+        return memory_commit(
+            memory,
+            now=now,
+            kind=kind,
             status=MemoryRun.Status.FAILED,
-            error=exc.code[:200],
-            attempt=attempts,
-            started_at=now,
-            read_from=read_from,
-            duration_ms=int((time.monotonic() - started) * 1000),
+            run={
+                "engine": (engine or get_engine()).name,
+                "error": exc.code[:200],
+                "attempt": attempts,
+                "read_from": read_from,
+                "duration_ms": int((time.monotonic() - started) * 1000),
+            },
+            last_failure={"at": now.isoformat(), "code": exc.code, "attempts": attempts},
+            due_state="defer",
+            retry_at=retry_at,
         )
-        Memory.objects.filter(pk=memory.pk).update(
-            last_failure={"at": now.isoformat(), "code": exc.code, "attempts": attempts}
-        )
-        if attempts <= len(RETRY_BACKOFF_MINUTES):
-            retry_at = now + timedelta(minutes=RETRY_BACKOFF_MINUTES[attempts - 1])
-            Conversation.objects.filter(end_user_id=memory.end_user_id, memory_due_at__isnull=False).update(
-                memory_due_at=retry_at
-            )
-        else:  # given up until their next chat; the Memory tab shows last_failure
-            Conversation.objects.filter(end_user_id=memory.end_user_id, memory_due_at__isnull=False).update(
-                memory_due_at=None
-            )
-    return run
+
+
+def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetime | None, datetime]:
+    """(from, to) of what a run may read now: after `read_up_to`; never into a chat that is still
+    active (R11); and a pending forget's part on its own, so what they said after it is read
+    without its exclusion."""
+    read_from = memory.read_up_to
+    cutoff = read_cutoff(end_user=end_user, read_from=read_from, now=now)
+    pending = memory.forget_pending
+    if pending:
+        before = parse_datetime(pending["before"]) + timedelta(microseconds=1)
+        cutoff = min(cutoff, before)
+    return read_from, cutoff
 
 
 def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=None) -> MemoryRun | None:
     """Read what the person typed and which actions ran since `read_up_to`, and update their memory.
 
     Guarantees: nothing of a chat that is still active is read (R11); each part is read once
-    (`read_up_to` only moves forward, and the write checks that no other run moved it first);
-    a stopped memory, memory off or a plan without memory writes nothing; a model failure leaves
-    the text and `read_up_to` as they were, records a failed run, and retries later with backoff.
+    (`read_up_to` only moves forward, and the write checks that no other run moved it first); each
+    chat is read under the stricter of its own version and the published one (R2); a pending
+    forget's part is read with the forgotten fact excluded; a stopped memory, memory off or a plan
+    without memory writes nothing; a model failure, a malformed answer included, leaves the text
+    and `read_up_to` as they were, records a failed run, and retries later with backoff.
     Idempotent: a second delivery of the same task finds nothing new. Returns the audit row, or
-    None when there was nothing to do."""
+    None when there was nothing to do. The change itself is `commit.memory_commit`'s."""
     now = now or timezone.now()
     end_user = EndUser.objects.select_related("agent__team").filter(pk=end_user_id).first()
     if end_user is None:  # erased since the task was queued
         return None
     config = _published_config(end_user.agent)
     if not config["memorySettings"]["on"] or not end_user.agent.team.has_memory:
-        _finish_due(end_user, now, more_to_read=False)
+        due.finish(end_user.pk, now, more_to_read=False)
         return None
     memory = memory_row_for(end_user, now)
     for _ in range(3):  # another run may write between our read and our write: read again
         if memory.stopped_at is not None:
-            _finish_due(end_user, now, more_to_read=False)
+            due.finish(end_user.pk, now, more_to_read=False)
             return None
-        read_from = memory.read_up_to
-        cutoff = read_cutoff(end_user=end_user, read_from=read_from, now=now)
+        read_from, cutoff = read_span(memory, end_user, now)
         inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
+        pending = memory.forget_pending
         if not inp["messages"] and not inp["actions"]:
-            _finish_due(end_user, now, more_to_read=False)
+            if pending and inp["read_to"] > parse_datetime(pending["before"]):
+                with memory_locked(end_user, now) as locked:  # the forget's part is read: let it go
+                    if locked.forget_pending == pending:
+                        memory_commit(locked, now=now, kind=MemoryRun.Kind.QUIET, forget=None, audit=False)
+                memory = locked
+                continue
+            due.finish(end_user.pk, now, more_to_read=False)
             return None
         started = time.monotonic()
         try:
-            outcome, result = propose(lines=memory.lines, inp=inp, config=config, now=now, engine=engine)
+            outcome, results = propose_read(
+                lines=memory.lines, inp=inp, published=config, versions=version_configs(inp), now=now, engine=engine, forget=pending
+            )
         except EngineError as exc:
-            return _record_failure(memory=memory, exc=exc, now=now, started=started, read_from=read_from, attempt_kind=MemoryRun.Kind.QUIET)
+            return _record_failure(
+                end_user=end_user, exc=exc, now=now, started=started, read_from=read_from, kind=MemoryRun.Kind.QUIET, engine=engine
+            )
         read_to = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
-        with transaction.atomic():
-            locked = Memory.objects.select_for_update().get(pk=memory.pk)
-            if locked.read_up_to != read_from or locked.text != memory.text or locked.stopped_at:
+        with memory_locked(end_user, now) as locked:
+            if (
+                locked.read_up_to != read_from
+                or locked.text != memory.text
+                or locked.stopped_at
+                or locked.forget_pending != pending
+            ):
                 memory = locked
                 continue
-            locked.text = "\n".join(outcome.lines)
-            locked.read_up_to = read_to
-            locked.last_run = {"at": now.isoformat(), "added": outcome.added, "replaced": outcome.replaced, "removed": outcome.removed}
-            locked.last_failure = None
-            fields = ["text", "read_up_to", "last_run", "last_failure"]
-            if outcome.changed:
-                locked.updated_at = now
-                fields.append("updated_at")
-            locked.save(update_fields=fields)
-            run = MemoryRun.objects.create(
-                memory=locked,
+            read_past_forget = bool(pending) and inp["read_to"] > parse_datetime(pending["before"])
+            return memory_commit(
+                locked,
+                now=now,
                 kind=MemoryRun.Kind.QUIET,
-                engine=result.engine,
-                status=MemoryRun.Status.SUCCEEDED,
-                added=outcome.added,
-                replaced=outcome.replaced,
-                removed=outcome.removed,
-                dropped=dict(outcome.dropped),
-                messages_read=len(inp["messages"]),
-                actions_read=len(inp["actions"]),
-                read_from=read_from,
+                lines=outcome.lines,
                 read_to=read_to,
-                started_at=now,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                input_tokens=result.input_tokens,
-                output_tokens=result.output_tokens,
+                forget=None if read_past_forget else UNSET,
+                run={
+                    "engine": results[0].engine if results else "",
+                    "dropped": dict(outcome.dropped),
+                    "messages_read": len(inp["messages"]),
+                    "actions_read": len(inp["actions"]),
+                    "read_from": read_from,
+                    "read_to": read_to,
+                    "duration_ms": int((time.monotonic() - started) * 1000),
+                    "input_tokens": sum(r.input_tokens for r in results),
+                    "output_tokens": sum(r.output_tokens for r in results),
+                },
+                last_run=True,
+                last_failure=None,
+                due_state="finish",
+                more_to_read=inp["read_to"] < cutoff or read_past_forget,
             )
-            _finish_due(end_user, now, more_to_read=inp["read_to"] < cutoff)
-        return run
     return None

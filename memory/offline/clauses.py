@@ -19,6 +19,7 @@ _TOOL_AHEAD = re.compile(
     rf"\s*(?:{INTEGRATION})(?:\s*(?:,|&|\+|\band\b|\bor\b|\by\b|\bet\b|\bund\b|\be\b|\baur\b)\s*(?:{INTEGRATION}))*\s*(?:$|[,.;!?]|(?:for|as|to|in|on|with|at|across|but|so)\b)",
     re.I,
 )
+_TOOL_START = re.compile(rf"\s*(?:{INTEGRATION})\b", re.I)
 _TOOL_BEHIND = re.compile(rf"(?:{INTEGRATION})\s*$", re.I)
 _LEADING_JOINER = re.compile(r"^(?:(?:and|so|but|also|plus|then|or|y|et|und|e|aur|और|pero|mais|aber|mas|lekin|magar|toh|to)\s+)+", re.I)
 
@@ -54,8 +55,11 @@ def split(text: str, codes: tuple[str, ...] = ("en",)) -> list[str]:
         start = 0
         pieces = []
         for match in splitter.finditer(sentence):
-            if _TOOL_AHEAD.match(sentence, match.end()) and _TOOL_BEHIND.search(sentence[: match.start()]):
-                continue  # a list of tools: "Slack, Jira and HubSpot"
+            if _TOOL_BEHIND.search(sentence[: match.start()]) and (
+                _TOOL_AHEAD.match(sentence, match.end())
+                or ("," not in match.group(0) and _TOOL_START.match(sentence, match.end()))
+            ):
+                continue  # a list of tools: "Slack, Jira and HubSpot", "Slack aur Jira use karte hain"
             pieces.append(sentence[start : match.start()])
             start = match.end()
         pieces.append(sentence[start:])

@@ -100,7 +100,7 @@ def _word_set(code: str, key: str) -> re.Pattern[str] | None:
     words = table(code).get(key) or []
     if not words:
         return None
-    return re.compile(r"(?<![\w'])" + alternation(words) + r"(?![\w'])", re.I)
+    return re.compile(r"(?<![\w'\u0900-\u097F])" + alternation(words) + r"(?![\w'\u0900-\u097F])", re.I)
 
 
 @lru_cache(maxsize=None)
@@ -113,7 +113,8 @@ def languages_in(text: str) -> tuple[str, ...]:
     found = ["en"]
     for code, pattern in _detectors().items():
         hits = {match.group(0).lower() for match in pattern.finditer(text)}
-        if len(hits) >= 2 or (code == "hi" and _DEVANAGARI.search(text)):
+        short = len(text.split()) <= 6  # "Soy analista.": one telltale word is enough in a short message
+        if len(hits) >= 2 or (hits and short) or (code == "hi" and _DEVANAGARI.search(text)):
             found.append(code)
     return tuple(found)
 
@@ -142,10 +143,12 @@ def integration_names(text: str) -> list[str]:
 
 
 def read(text: str, codes: tuple[str, ...]) -> list[Match]:
-    """What the tables of ``codes`` say in one clause, negated or tentative clauses saying only the negative kinds."""
-    unsure = has_words(text, codes, "negation") or has_words(text, codes, "tentative")
+    """What the tables of ``codes`` say in one clause; in a clause with a table's negation or tentative
+    words, that table says only the negative kinds (``contact_avoid``, ``tool_gone``)."""
     out = []
     for code in codes:
+        # each table is read with its own negation words: Portuguese "no" ("in the") negates nothing
+        unsure = has_words(text, (code,), "negation") or has_words(text, (code,), "tentative")
         for kind, pattern, extra in compiled(code):
             if unsure and kind not in NEGATIVE_KINDS:
                 continue

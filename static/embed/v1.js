@@ -233,9 +233,9 @@
 
   ui.notice = el("p", { class: "an-notice", "data-an": "notice" });
   ui.status = el("p", { class: "an-status", "data-an": "memory-status" });
-  ui.switchInput = el("input", { type: "checkbox", role: "switch", "data-an": "switch" });
+  ui.switchInput = el("input", { type: "checkbox", role: "switch", "data-an": "switch", "aria-describedby": "an-switch-hint" });
   ui.switchLabel = el("label", { class: "an-switch", "data-an": "switch-label" }, [ui.switchInput, el("span", { text: "Memory for this chat" })]);
-  ui.switchHint = el("p", { class: "an-muted", "data-an": "switch-hint", hidden: "" });
+  ui.switchHint = el("p", { class: "an-muted", id: "an-switch-hint", "data-an": "switch-hint", hidden: "" });
   ui.allow = el("button", { class: "an-btn", type: "button", "data-an": "allow-memory", hidden: "", text: "Allow memory" });
   ui.privacy = el("a", { class: "an-link", "data-an": "privacy-link", target: "_blank", rel: "noopener", text: "Privacy policy" });
   ui.startOver = el("button", { class: "an-btn", type: "button", "data-an": "start-over", text: "Start over" });
@@ -342,11 +342,20 @@
     if (memory.showSwitch && conv && !stopped) {
       ui.switchLabel.removeAttribute("hidden");
       ui.switchInput.checked = !!conv.memory.used;
-      // Off while it is on; back on only in a new chat (or at once, when nothing was said yet).
-      var canTurnOn = !conv.hasMessages && conv.memory.reason === "switch";
-      ui.switchInput.disabled = !(conv.memory.switchable || canTurnOn);
+      // Off while it is on. Back on: at once when nothing was said yet, else in a new chat (this
+      // one stays out of memory), which the hint says before the switch is touched.
+      var turnedOff = conv.memory.reason === "switch";
+      ui.switchInput.disabled = !(conv.memory.switchable || turnedOff);
+      var hint;
+      if (conv.memory.used) hint = "On: this assistant may remember details from this chat. Turn it off to leave this chat out of memory.";
+      else if (turnedOff && conv.hasMessages) hint = "Off: nothing from this chat will be remembered. Turning it back on starts a new chat with memory on.";
+      else if (turnedOff) hint = "Off for this chat. Turn it on to use memory.";
+      else hint = "Memory is not available in this chat.";
+      ui.switchHint.textContent = hint;
+      ui.switchHint.removeAttribute("hidden");
     } else {
       ui.switchLabel.setAttribute("hidden", "");
+      ui.switchHint.setAttribute("hidden", "");
     }
     var declined = consent && consent.declinedAt && !consent.agreedAt;
     if (memory.available && memory.askFirst && declined && !stopped) ui.allow.removeAttribute("hidden");
@@ -483,10 +492,18 @@
           render();
         }
       );
-    } else if (!conv.hasMessages) {
-      start(); // nothing said yet: a fresh chat decides memory again
     } else {
-      render();
+      // Back on: this chat stays out of memory, so a new chat starts with memory on (the hint said so).
+      openSettings(false);
+      start().then(
+        function () {
+          ui.input.focus();
+        },
+        function (err) {
+          showError(err.message);
+          render();
+        }
+      );
     }
   }
 
@@ -525,8 +542,40 @@
     } else {
       ui.panel.setAttribute("hidden", "");
       ui.launcher.removeAttribute("hidden");
+      ui.launcher.focus(); // focus goes back to what opened the chat
     }
   }
+
+  // Escape closes the settings (back to the chat), else the chat; Tab stays inside the open panel.
+  ui.panel.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") {
+      event.preventDefault();
+      if (!ui.settings.hasAttribute("hidden")) {
+        openSettings(false);
+        ui.gear.focus();
+      } else {
+        openChat(false);
+      }
+      return;
+    }
+    if (event.key !== "Tab") return;
+    var focusable = Array.prototype.filter.call(
+      ui.panel.querySelectorAll("button, a[href], textarea, input"),
+      function (node) {
+        return !node.disabled && node.offsetParent !== null;
+      }
+    );
+    if (!focusable.length) return;
+    var first = focusable[0], last = focusable[focusable.length - 1];
+    var active = root.activeElement || document.activeElement;
+    if (event.shiftKey && active === first) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && active === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  });
 
   setBusy(false); // the message box stays disabled until a chat has started
 
@@ -537,10 +586,13 @@
     openChat(false);
   });
   ui.gear.addEventListener("click", function () {
-    openSettings(ui.settings.hasAttribute("hidden"));
+    var open = ui.settings.hasAttribute("hidden");
+    openSettings(open);
+    (open ? ui.back : ui.input).focus();
   });
   ui.back.addEventListener("click", function () {
     openSettings(false);
+    ui.input.focus();
   });
   ui.form.addEventListener("submit", send);
   ui.input.addEventListener("keydown", function (event) {

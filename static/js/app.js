@@ -2,13 +2,18 @@
 // Content-Security-Policy forbids (script-src 'self', no eval: htmx runs with allowEval off).
 (function () {
   "use strict";
+  function closest(node, selector) {
+    return node && node.closest ? node.closest(selector) : null;
+  }
+
   // A button with data-confirm asks first; "Cancel" keeps its form from being sent.
   document.addEventListener("click", function (event) {
-    var button = event.target.closest ? event.target.closest("[data-confirm]") : null;
+    var button = closest(event.target, "[data-confirm]");
     if (button && !window.confirm(button.getAttribute("data-confirm"))) {
       event.preventDefault();
     }
   });
+
   // A form marked data-reset-on-success is emptied once htmx has sent it successfully.
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = event.detail && event.detail.elt;
@@ -16,4 +21,140 @@
       form.reset();
     }
   });
+
+  // A form marked data-warn-unsaved asks before the page is left with edits not yet saved.
+  var dirty = new Set();
+  document.addEventListener("input", function (event) {
+    var form = closest(event.target, "form[data-warn-unsaved]");
+    if (form) dirty.add(form);
+  });
+  document.addEventListener("change", function (event) {
+    var form = closest(event.target, "form[data-warn-unsaved]");
+    if (form) dirty.add(form);
+  });
+  document.addEventListener("submit", function (event) {
+    dirty.delete(event.target);
+  });
+  window.addEventListener("beforeunload", function (event) {
+    if (dirty.size) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+
+  // A switch (checkbox with data-switch-words) says its state in words beside it.
+  document.addEventListener("change", function (event) {
+    var input = event.target;
+    if (!input.matches || !input.matches("input[data-switch-words]")) return;
+    var words = document.getElementById(input.getAttribute("data-switch-words"));
+    if (words) words.textContent = words.getAttribute(input.checked ? "data-on" : "data-off");
+  });
+
+  // Copy buttons: data-copy names the element whose text is copied.
+  document.addEventListener("click", function (event) {
+    var button = closest(event.target, "[data-copy]");
+    if (!button) return;
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) return;
+    var text = source.textContent;
+    var done = function () {
+      button.textContent = "Copied";
+      window.setTimeout(function () {
+        button.textContent = button.getAttribute("data-label") || "Copy";
+      }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () {
+        selectText(source);
+      });
+    } else {
+      selectText(source);
+      try {
+        document.execCommand("copy");
+        done();
+      } catch (e) {
+        /* the text stays selected for Ctrl+C */
+      }
+    }
+  });
+  function selectText(node) {
+    var range = document.createRange();
+    range.selectNodeContents(node);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
+
+  // Escape: cancels a line edit, closes an open <details> panel (the Builder), and returns focus.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var lineForm = closest(event.target, ".line-form");
+    if (lineForm) {
+      var cancel = lineForm.querySelector("[data-escape-cancel]");
+      if (cancel) {
+        event.preventDefault();
+        cancel.click();
+      }
+      return;
+    }
+    var panel = closest(event.target, "details[data-escape-close]") || document.querySelector("details[data-escape-close][open]");
+    if (panel && panel.open) {
+      panel.open = false;
+      var summary = panel.querySelector("summary");
+      if (summary) summary.focus();
+    }
+  });
+
+  // Opening the Builder moves focus into its message box.
+  document.addEventListener("toggle", function (event) {
+    var panel = event.target;
+    if (panel.matches && panel.matches("details[data-escape-close]") && panel.open) {
+      var box = panel.querySelector("textarea");
+      if (box) box.focus();
+    }
+  }, true);
+
+  // After htmx swaps a part of the page, focus goes where the person is: an autofocus field in
+  // the new part, or its status message, so it is never lost on <body>.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || !target.isConnected) {
+      target = document.getElementById(event.detail && event.detail.target && event.detail.target.id);
+    }
+    var part = target && target.isConnected ? target : event.detail.elt && document.getElementById(event.detail.elt.id);
+    if (!part) part = document.getElementById("lines");
+    if (!part || !part.querySelector) return;
+    var field = part.querySelector("[autofocus]");
+    if (field) {
+      field.focus();
+      if (field.setSelectionRange && field.value) field.setSelectionRange(field.value.length, field.value.length);
+      return;
+    }
+    var status = part.querySelector(".flash[role=status], .flash[role=alert]");
+    if (status && part.id === "lines") {
+      status.setAttribute("tabindex", "-1");
+      status.focus();
+    }
+  });
+
+  // The chart: the numbers of the day pointed at (or focused) in words under it.
+  function showTip(event) {
+    var day = closest(event.target, ".chart-day");
+    var tip = document.getElementById("chart-tip");
+    if (day && tip) tip.textContent = day.getAttribute("data-tip");
+  }
+  document.addEventListener("mouseover", showTip);
+  document.addEventListener("focusin", showTip);
 })();
+
+// A close button inside a <details> panel (data-close-details names it) closes it.
+document.addEventListener("click", function (event) {
+  var button = event.target.closest ? event.target.closest("[data-close-details]") : null;
+  if (!button) return;
+  var panel = document.getElementById(button.getAttribute("data-close-details"));
+  if (panel) {
+    panel.open = false;
+    var summary = panel.querySelector("summary");
+    if (summary) summary.focus();
+  }
+});

@@ -99,6 +99,16 @@ def test_the_memory_read_documents_every_r21_field(schema):
     assert set(settings) == {"on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl", "notice"}
 
 
+def test_erase_documents_what_it_removed_and_an_unknown_end_user(schema):
+    erase = schema["paths"]["/api/v1/agents/{agent_id}/end-users/{end_user_id}"]["delete"]
+    assert "204" not in erase["responses"]
+    ok = erase["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    assert set(schema["components"]["schemas"][ok]["properties"]) == {
+        "endUserId", "memories", "lines", "memoryRuns", "conversations", "messages", "actions", "consents", "endUsers"
+    }
+    assert "end_user_not_found" in erase["responses"]["404"]["description"]
+
+
 def test_the_schema_needs_no_key(live_server):
     status, headers, body = fetch(f"{live_server.url}/api/schema/")
     assert status == 200 and b"openapi: 3" in body

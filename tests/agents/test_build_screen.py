@@ -71,8 +71,8 @@ def test_memory_settings_form_saves_to_the_draft_and_publish_makes_a_version(mem
 def test_memory_settings_form_shows_the_reason_for_an_invalid_value_and_saves_nothing(member_client, agent):
     url = reverse("memory:tab", args=[agent.public_id])
     response = member_client.post(url, {"on": "on", "keepForDays": "0", "quietMinutes": "15"})
-    assert response.status_code == 200
-    assert "keepForDays must be between 1 and 3650 days." in response.content.decode()
+    assert response.status_code == 400
+    assert "Keep for: give a whole number of days from 1 to 3650." in response.content.decode()
     assert not AgentDraft.objects.filter(agent=agent).exists()
 
 
@@ -100,3 +100,15 @@ def test_a_team_member_cannot_revoke_another_teams_key(agent, other_team, team):
     assert client.post(reverse("agents:api_key_revoke", args=[key.pk])).status_code == 404
     key.refresh_from_db()
     assert key.revoked_at is None
+
+
+def test_the_embed_snippet_is_absolute_with_a_copy_button(member_client, agent):
+    page = member_client.get(reverse("agents:overview", args=[agent.public_id])).content.decode()
+    snippet = page.split('data-testid="embed-snippet">')[1].split("</pre>")[0]
+    assert 'src="http://testserver/embed/v1.js"' in snippet.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+    assert 'data-copy="embed-snippet"' in page
+
+
+def test_pages_have_a_favicon_and_a_skip_link(member_client, agent):
+    page = member_client.get(reverse("memory:tab", args=[agent.public_id])).content.decode()
+    assert 'rel="icon"' in page and 'href="#content"' in page and 'id="content"' in page

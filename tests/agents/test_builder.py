@@ -80,7 +80,7 @@ def test_leaving_out_a_thing_replaces_the_sentence_that_kept_it():
 def test_a_value_the_validation_refuses_changes_nothing_and_the_reply_says_why(agent, user):
     result = builder_message(agent=agent, message="quiet minutes 7", user=user)
     assert result["changes"] == []
-    assert "quietMinutes must be one of 5, 15, 30 or 60." in result["reply"] and "Nothing changed." in result["reply"]
+    assert "Quiet for: choose 5, 15, 30 or 60 minutes." in result["reply"] and "quietMinutes" not in result["reply"] and "Nothing changed." in result["reply"]
     assert result["draft"] is None
     assert not AgentDraft.objects.filter(agent=agent).exists()
 
@@ -89,7 +89,7 @@ def test_a_refused_change_keeps_an_earlier_draft_as_it_was(agent, user):
     builder_message(agent=agent, message="quiet for 5 minutes", user=user)
     before = AgentDraft.objects.get(agent=agent).config
     result = builder_message(agent=agent, message="keep memories for 0 days", user=user)
-    assert "keepForDays must be between 1 and 3650 days." in result["reply"]
+    assert "Keep for: give a whole number of days from 1 to 3650." in result["reply"]
     assert AgentDraft.objects.get(agent=agent).config == before == result["draft"]
 
 
@@ -152,7 +152,7 @@ def test_a_model_value_of_the_wrong_type_is_refused_by_the_validation(agent, use
         "keep": [], "leave_out": [], "not_understood": [],
     }))
     result = builder_message(agent=agent, message="quiet 15", user=user)
-    assert "must be a whole number" in result["reply"] and result["changes"] == []
+    assert "Quiet for: choose 5, 15, 30 or 60 minutes." in result["reply"] and result["changes"] == []
     assert not AgentDraft.objects.filter(agent=agent).exists()
 
 
@@ -192,3 +192,16 @@ def test_another_teams_member_cannot_use_the_builder(agent, other_team):
     response = client.post(reverse("agents:builder", args=[agent.public_id]), {"message": "turn memory off"})
     assert response.status_code == 404
     assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_a_narrower_keep_is_not_added_after_a_precise_one():
+    text, added, _ = edit_instructions("Keep food allergies.", keep=["allergies"], leave_out=[])
+    assert text == "Keep food allergies." and added == []
+
+
+def test_opening_a_category_repeats_the_consent_advice(agent, user):
+    result = builder_message(agent=agent, message="keep food allergies", user=user)
+    assert result["changes"]
+    assert "ask first is off" in result["reply"] and "Asking first is recommended" in result["reply"]
+    asked = builder_message(agent=agent, message="ask first", user=user)
+    assert "Asking first is recommended" not in asked["reply"]

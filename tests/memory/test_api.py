@@ -1,5 +1,6 @@
 """The REST API for memories, over real HTTP: get, set, delete, stop, consent, erase and the list."""
 from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 from django.utils import timezone
@@ -119,7 +120,7 @@ def test_an_end_user_id_may_hold_a_slash_spaces_and_a_line_break(api, base):
     assert api.get(f"{base}/org%2F42%20ananya/memory").body["endUserId"] == "org/42 ananya"
     assert api.put(f"{base}/a%0Ab/memory", {"text": "Likes coffee."}).status == 200
     assert api.get(f"{base}/a%0Ab/memory").body["endUserId"] == "a\nb"
-    assert api.delete(f"{base}/a%0Ab").status == 204
+    assert api.delete(f"{base}/a%0Ab").status == 200
     assert list(EndUser.objects.values_list("external_id", flat=True)) == ["org/42 ananya"]
     blank = api.put(f"{base}/%0A/memory", {"text": "Likes tea."})
     assert (blank.status, blank.code) == (400, "invalid_end_user_id")
@@ -197,7 +198,11 @@ def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, ba
     services.memory_set(end_user=agent_services.end_user_get_or_create(agent=other_agent, external_id="u_ananya"), text="Likes tea.")
     chat(agent, "u_other", ["Hello"])
     answer = api.delete(f"{base}/u_ananya")
-    assert answer.status == 204
+    assert answer.status == 200
+    assert answer.body == {
+        "endUserId": "u_ananya", "memories": 1, "lines": 1, "memoryRuns": 1, "conversations": 1,
+        "messages": 1, "actions": 1, "consents": 1, "endUsers": 1,
+    }
     assert not EndUser.objects.filter(agent=agent, external_id="u_ananya").exists()
     assert not Conversation.objects.filter(end_user__external_id="u_ananya", agent=agent).exists()
     assert not Message.objects.filter(conversation=conversation.pk).exists()
@@ -208,7 +213,10 @@ def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, ba
     # Only that end user, only on that agent.
     assert Memory.objects.get(agent=other_agent).text == "Likes tea."
     assert EndUser.objects.filter(agent=agent, external_id="u_other").exists()
-    assert api.delete(f"{base}/u_ananya").status == 204
+    # Again, or a typo: nothing is known about them, and the answer says so.
+    for unknown in ("u_ananya", "u_ananyaa"):
+        again = api.delete(f"{base}/{unknown}")
+        assert (again.status, again.code) == (404, "end_user_not_found")
 
 
 # --- R21 fields after chats and a run --------------------------------------------------------
@@ -263,18 +271,40 @@ def test_memories_lists_only_present_memories(api, agent, base):
     assert [(m["endUserId"], m["stopped"]) for m in listed] == [("u_002", True), ("u_000", False)]
 
 
-def test_cursor_paging_is_exact_when_changes_share_a_time(api, agent):
-    _memories(agent, 9)
+def test_before_paging_is_exact_because_no_two_memories_share_an_updated_at(api, agent):
+    """Nine memories written at the same instant: each write that would tie moves on by a
+    microsecond, so `before` alone (the document's own way to page) never skips or repeats."""
     same = timezone.now() - timedelta(hours=1)
-    Memory.objects.filter(agent=agent).update(updated_at=same)  # nine memories, one updatedAt
+    for i in range(9):
+        end_user = agent_services.end_user_get_or_create(agent=agent, external_id=f"u_{i:03d}")
+        services.memory_set(end_user=end_user, text=f"Line {i}.", now=same)
+    assert Memory.objects.filter(agent=agent).values("updated_at").distinct().count() == 9
+    seen, before = [], None
+    for _ in range(6):
+        page = api.get(f"/agents/{agent.public_id}/memories?limit=2" + (f"&before={quote(before)}" if before else "")).body
+        seen += [m["endUserId"] for m in page["memories"]]
+        if page["next"] is None:
+            break
+        before = page["next"]["before"]
+    assert sorted(seen) == [f"u_{i:03d}" for i in range(9)] and len(seen) == 9
+    # The cursor pages the same way.
     seen, cursor = [], None
-    for _ in range(5):
+    for _ in range(6):
         page = api.get(f"/agents/{agent.public_id}/memories?limit=2" + (f"&cursor={cursor}" if cursor else "")).body
         seen += [m["endUserId"] for m in page["memories"]]
         if page["next"] is None:
             break
         cursor = page["next"]["cursor"]
-    assert sorted(seen) == [f"u_{i:03d}" for i in range(9)] and len(seen) == 9
+    assert len(seen) == 9 and len(set(seen)) == 9
+
+
+def test_the_database_refuses_two_memories_of_an_agent_at_one_updated_at(agent):
+    from django.db import IntegrityError, transaction
+
+    _memories(agent, 2)
+    first, second = Memory.objects.filter(agent=agent).order_by("id")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Memory.objects.filter(pk=second.pk).update(updated_at=first.updated_at)
 
 
 def test_paging_is_stable_while_rows_change(api, agent, base):
@@ -341,5 +371,5 @@ def test_an_end_user_id_with_nul_is_refused_or_not_found_never_a_server_error(ap
     ):
         assert (answer.status, answer.code) == (400, "invalid_end_user_id")
     assert api.delete(f"{path}/memory").status == 204
-    assert api.delete(path).status == 204
+    assert api.delete(path).code == "end_user_not_found"
     assert not EndUser.objects.exists()

@@ -196,12 +196,13 @@ def test_a_model_outage_stops_the_job_and_resume_goes_on(agent, user, queued):
     failed_runs = MemoryRun.objects.filter(kind="apply", status="failed")
     assert failed_runs.count() == 5 and set(failed_runs.values_list("error", flat=True)) == {"model_unreachable"}
     assert all("Works from the Pune office." in m.lines for m in Memory.objects.all())
-    # Resume queues the next step; the step goes on from the cursor.
+    assert job.unreviewed == 7
+    # Resume queues the next step; the five that failed are reviewed again, then it goes on from the cursor.
     job = apply.apply_resume(job=job)
     assert job.status == "running" and job.error == ""
     assert apply.apply_job_step(job.pk) == "done"
     job.refresh_from_db()
-    assert (job.failed, job.reviewed, job.changed) == (5, 2, 2)
+    assert (job.failed, job.reviewed, job.changed, job.unreviewed) == (0, 7, 7, 0)
 
 
 def test_only_a_stalled_or_stopped_job_can_be_resumed(agent, user, queued):
@@ -248,8 +249,9 @@ def test_a_running_job_polls_shows_progress_and_can_be_cancelled(member_client, 
     page = member_client.post(reverse("memory:apply_cancel", args=[agent.public_id, job.pk]), HTTP_HX_REQUEST="true").content.decode()
     assert "Cancelling" in page
     apply.apply_job_step(job.pk)
-    # The poll that sees the end reloads the page, so the list and the chart show what changed.
-    assert member_client.get(status + "?poll=1", HTTP_HX_REQUEST="true").headers.get("HX-Refresh") == "true"
+    # The poll that sees the end swaps only the card (no reload: nothing typed elsewhere is lost).
+    ended = member_client.get(status + "?poll=1", HTTP_HX_REQUEST="true")
+    assert ended.headers.get("HX-Refresh") is None and 'data-status="cancelled"' in ended.content.decode()
     page = member_client.get(status, HTTP_HX_REQUEST="true").content.decode()
     assert 'data-status="cancelled"' in page and "every 1s" not in page
     # Without htmx the status is a page of its own.

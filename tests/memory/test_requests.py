@@ -240,7 +240,8 @@ def test_requests_work_when_memory_is_off_for_the_conversation(agent):
     end_user = remembered(agent)
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
     assert not conversation.uses_memory
-    assert "Works from the Pune office." in chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
+    shown = chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
+    assert "Works from the Pune office." not in shown and "This chat does not use memory" in shown  # it uses nothing remembered
     chat.conversation_send(conversation=conversation, text="forget that I work from Pune")
     assert "Works from the Pune office." not in lines_of(end_user)
     chat.conversation_send(conversation=conversation, text="stop remembering me")

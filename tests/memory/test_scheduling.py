@@ -62,7 +62,9 @@ def test_memory_sweep_command_reads_as_of_a_time(agent, capsys):
     assert "1 end user(s) read" in capsys.readouterr().out
 
 
-def test_retention_deletes_after_keep_for_days_and_after_30_days_off(agent, team):
+def test_retention_empties_after_keep_for_days_and_after_30_days_off(agent, team):
+    """The words go; the row stays with its horizon (read_up_to moved to the expiry), so no older
+    chat can bring a line back (tests/memory/test_lifecycle.py follows that through)."""
     now = timezone.now()
     old = agent_services.end_user_get_or_create(agent=agent, external_id="u_old")
     recent = agent_services.end_user_get_or_create(agent=agent, external_id="u_recent")
@@ -70,18 +72,21 @@ def test_retention_deletes_after_keep_for_days_and_after_30_days_off(agent, team
         memory_set(end_user=end_user, text="Prefers email over phone.")
         type(end_user).objects.filter(pk=end_user.pk).update(last_chat_at=last_chat)
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"keepForDays": 90}})
-    assert memory_retention_sweep(now=now) == {"deleted": 1}
-    assert list(Memory.objects.values_list("end_user__external_id", flat=True)) == ["u_recent"]
+    assert memory_retention_sweep(now=now) == {"expired": 1}
+    kept = dict(Memory.objects.values_list("end_user__external_id", "text"))
+    assert kept == {"u_old": "", "u_recent": "Prefers email over phone."}
+    assert Memory.objects.get(end_user=old).read_up_to == now
+    assert memory_retention_sweep(now=now) == {"expired": 0}  # once
 
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
-    assert memory_retention_sweep(now=now + timedelta(days=29)) == {"deleted": 0}
+    assert memory_retention_sweep(now=now + timedelta(days=29)) == {"expired": 0}
     # Turned back on within 30 days: intact.
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": True}})
-    assert memory_retention_sweep(now=now + timedelta(days=45)) == {"deleted": 0}
-    assert Memory.objects.count() == 1
+    assert memory_retention_sweep(now=now + timedelta(days=45)) == {"expired": 0}
+    assert Memory.objects.exclude(text="").count() == 1
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
-    assert memory_retention_sweep(now=now + timedelta(days=31)) == {"deleted": 1}
-    assert Memory.objects.count() == 0
+    assert memory_retention_sweep(now=now + timedelta(days=31)) == {"expired": 1}
+    assert Memory.objects.exclude(text="").count() == 0 and Memory.objects.count() == 2
 
 
 @pytest.mark.cluster

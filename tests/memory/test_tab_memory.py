@@ -86,7 +86,9 @@ def test_an_edit_with_a_card_number_is_refused_with_its_reason_and_nothing_chang
     response = member_client.post(url("line_edit", memory, 1), {"text": "Card 4111 1111 1111 1111", "was": "Prefers email over phone."}, **HTMX)
     page = response.content.decode()
     refused = page.split('data-testid="refused"')[1].split("</div>")[0]
-    assert "Line 1 looks like a card number" in refused and "reason: a card number" in refused
+    assert "looks like a card number, which a memory never keeps" in refused and refused.count("card number") == 1
+    assert "Remove it and try again" not in refused and "Your edit was cleared" in refused
+    assert 'name="text" value=""' in page  # the form reopens empty, not with the old line
     assert "4111" not in page  # the number is not echoed back, not even into the form
     memory.refresh_from_db()
     assert memory.lines == LINES.split("\n") and memory.runs.count() == runs
@@ -170,7 +172,7 @@ def test_erase_names_what_goes_and_needs_the_id_typed(member_client, agent):
     member_client.post(url("erase", memory), {"confirm": "u_2"})
     assert EndUser.objects.filter(pk=memory.end_user_id).exists()
     response = member_client.post(url("erase", memory), {"confirm": "u_1"})
-    assert response.status_code == 302 and response["Location"] == reverse("memory:tab", args=[agent.public_id])
+    assert response.status_code == 302 and response["Location"] == reverse("memory:people", args=[agent.public_id])
     assert not EndUser.objects.filter(pk=memory.end_user_id).exists()
     for model in (Memory, MemoryRun, Conversation, Message, ActionRun, Consent):
         assert not model.objects.exists(), model
@@ -178,7 +180,7 @@ def test_erase_names_what_goes_and_needs_the_id_typed(member_client, agent):
 
 def test_a_memory_line_holding_a_script_is_shown_as_text(member_client, agent):
     memory = remembered(agent, "u_1", "<script>alert(1)</script> likes <b>bold</b>")
-    for page in (member_client.get(url("detail", memory)).content.decode(), member_client.get(reverse("memory:tab", args=[agent.public_id])).content.decode()):
+    for page in (member_client.get(url("detail", memory)).content.decode(), member_client.get(reverse("memory:people", args=[agent.public_id])).content.decode()):
         assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; likes &lt;b&gt;bold&lt;/b&gt;" in member_client.get(url("detail", memory)).content.decode()
 
@@ -202,3 +204,49 @@ def test_an_unknown_end_user_or_line_is_404(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
     assert member_client.get(reverse("memory:detail", args=[agent.public_id, 999999])).status_code == 404
     assert member_client.get(url("line_edit", memory, 9), **HTMX).status_code == 404
+
+
+def test_a_line_is_added_through_the_same_guards(member_client, agent):
+    memory = remembered(agent, "u_1", LINES)
+    page = member_client.post(url("line_add", memory), {"text": "Prefers Hindi."}, **HTMX).content.decode()
+    assert "Line 4 added." in page
+    memory.refresh_from_db()
+    assert memory.lines[-1] == "Prefers Hindi." and memory.runs.count() == 2
+    page = member_client.post(url("line_add", memory), {"text": "PIN 4821"}, **HTMX).content.decode()
+    assert "which a memory never keeps" in page and "4821" not in page
+    memory.refresh_from_db()
+    assert len(memory.lines) == 4
+
+
+def test_people_includes_everyone_with_chats_and_filters(member_client, agent):
+    remembered(agent, "u_kept", "Prefers email over phone.")
+    emptied = remembered(agent, "u_emptied", "Speaks Hindi.")
+    agent_services.conversation_start(agent=agent, external_id="u_emptied")
+    services.memory_delete(end_user=emptied.end_user)
+    agent_services.conversation_start(agent=agent, external_id="u_chat_only")
+    stopped = remembered(agent, "u_stopped", "Speaks Hindi.")
+    services.memory_stop(end_user=stopped.end_user)
+    consent_set(end_user=emptied.end_user, agreed=False, source="api")
+    people = reverse("memory:people", args=[agent.public_id])
+    page = member_client.get(people).content.decode()
+    for who in ("u_kept", "u_emptied", "u_chat_only", "u_stopped"):
+        assert who in page
+    assert "1&ndash;4 of 4" in page
+    only = lambda show: member_client.get(people, {"show": show}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
+    assert "u_stopped" in only("stopped") and "u_kept" not in only("stopped")
+    assert "u_emptied" in only("consent_no") and "u_kept" not in only("consent_no")
+    assert "u_kept" in only("remembered") and "u_chat_only" not in only("remembered")
+    searched = member_client.get(people, {"q": "emptied"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
+    assert "1&ndash;1 of 1" in searched and "u_kept" not in searched
+
+
+def test_a_chat_switched_off_midway_says_when(member_client, agent):
+    from agents.embed_services import conversation_memory_switch_off
+
+    remembered(agent, "u_1", "Prefers email over phone.")
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert conversation.uses_memory
+    conversation_memory_switch_off(conversation=conversation)
+    page = member_client.get(reverse("memory:transcript", args=[agent.public_id, conversation.public_id])).content.decode()
+    said = page.split('data-testid="conversation-memory">')[1].split("</dd>")[0]
+    assert said.startswith("used until ") and "when the visitor turned the switch off" in said

@@ -50,10 +50,13 @@ def test_try_shows_today_beside_the_draft_and_saves_nothing(member_client, agent
 
 
 def test_try_highlights_added_replaced_and_removed_lines(agent, user):
+    # Chats held under the defaults, read after "Do not keep office locations" was published: a
+    # narrowing applies at once; the draft below widens back only to what their own version allowed.
+    chat(agent, "u_added", OFFICE_CHAT)
+    _, last = chat(agent, "u_replaced", OFFICE_CHAT, start=T0 + timedelta(hours=1))
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
-    chat_and_remember(agent, "u_added", OFFICE_CHAT)
+    services.memory_sweep(now=last + timedelta(minutes=61), run_inline=True)
     assert [line for line in Memory.objects.get(end_user__external_id="u_added").lines] == ["Prefers email over phone."]
-    chat_and_remember(agent, "u_replaced", OFFICE_CHAT, start=T0 + timedelta(hours=1))
     remembered(agent, "u_replaced", "Works from the Pune office, 3rd floor.\nPrefers email over phone.")
     config = agent_services.agent_draft_config(agent)
     config = {**config, "memorySettings": {**config["memorySettings"], "instructions": "Keep which office they work from."}}

@@ -1,0 +1,206 @@
+"""The one place a memory's state changes.
+
+Every path that changes a memory (the quiet-window writer, Apply, a team edit, the API, an end
+user's own request, retention) takes the row lock with `memory_locked` and hands its change to
+`memory_commit`, which in that one transaction:
+
+- sets the text (already checked by the guards of the path), `stopped_at`, the horizon;
+- moves `read_up_to` forward only (never back);
+- gives the memory an `updated_at` no other memory of the agent holds (a tie moves on by a
+  microsecond; the unique index `memory_updated_unique_per_agent` enforces it), so `before` pages
+  exactly;
+- writes the audit row (`MemoryRun`: counts and timings, never words);
+- answers the due queue (`memory.due`);
+- puts the new note in the end user's chats that use memory, so the next turn of a chat in
+  progress sees the memory as it is now (a stop or delete reaches it at once).
+
+The invariant it keeps with the writer: no chat from before a stop, delete, expiry (a new
+*horizon*: `read_up_to` moves to that moment) or forget (`forget_pending` until read past) ever
+adds a line.
+"""
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils.dateparse import parse_datetime
+
+from agents.models import Conversation, EndUser
+
+from . import due
+from .models import Memory, MemoryRun
+from .note import render_note, note_lines
+
+UNSET = object()
+ONE_MICROSECOND = timedelta(microseconds=1)
+TIE_CONSTRAINT = "memory_updated_unique_per_agent"
+
+
+def _free_updated_at(agent_id: int, at: datetime, pk: int | None) -> datetime:
+    """`at`, or the first microsecond after it that no other memory of the agent holds."""
+    taken = set(
+        Memory.objects.filter(agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50))
+        .exclude(pk=pk)
+        .values_list("updated_at", flat=True)
+    )
+    while at in taken:
+        at += ONE_MICROSECOND
+    return at
+
+
+def _save_unique(memory: Memory, fields: list[str], *, create: bool = False) -> None:
+    """Save, moving `updated_at` on by a microsecond while another memory of the agent holds it
+    (two writers may pick the same free time at once: the unique index decides)."""
+    memory.updated_at = _free_updated_at(memory.agent_id, memory.updated_at, memory.pk)
+    for _ in range(50):
+        try:
+            with transaction.atomic():
+                if create:
+                    memory.save(force_insert=True)
+                else:
+                    memory.save(update_fields=fields)
+            return
+        except IntegrityError as exc:
+            if TIE_CONSTRAINT not in str(exc):
+                raise
+            memory.updated_at = _free_updated_at(memory.agent_id, memory.updated_at + ONE_MICROSECOND, memory.pk)
+    raise IntegrityError("no free updated_at for this memory")  # pragma: no cover
+
+
+def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
+    """The end user's memory row, created empty when there is none (a concurrent creation wins)."""
+    memory = Memory.objects.filter(end_user=end_user).first()
+    if memory is not None:
+        return memory
+    try:
+        with transaction.atomic():
+            memory = Memory(end_user=end_user, agent_id=end_user.agent_id, updated_at=now)
+            _save_unique(memory, [], create=True)
+    except IntegrityError:  # a concurrent run created it
+        memory = Memory.objects.get(end_user=end_user)
+    return memory
+
+
+@contextmanager
+def memory_locked(end_user: EndUser, now: datetime) -> Iterator[Memory]:
+    """The memory row, locked for the rest of the transaction this opens."""
+    with transaction.atomic():
+        yield Memory.objects.select_for_update().get(pk=memory_row_for(end_user, now).pk)
+
+
+def _counts(before: list[str], after: list[str]) -> dict:
+    before_set, after_set = set(before), set(after)
+    removed = len([line for line in before if line not in after_set])
+    added = len([line for line in after if line not in before_set])
+    replaced = min(added, removed)
+    return {"added": added - replaced, "replaced": replaced, "removed": removed - replaced}
+
+
+def refresh_chat_notes(memory: Memory) -> None:
+    """The end user's chats that use memory get the note of the memory as it is now: the next
+    turn of a chat in progress reads it with the conversation row (no query of its own)."""
+    note = render_note(note_lines(memory))
+    Conversation.objects.filter(end_user_id=memory.end_user_id, uses_memory=True).exclude(memory_note=note).update(
+        memory_note=note
+    )
+
+
+def memory_commit(
+    memory: Memory,
+    *,
+    now: datetime,
+    kind: str,
+    lines: list[str] | None = None,
+    read_to: datetime | None = None,
+    horizon: bool = False,
+    stopped: bool | None = None,
+    forget=UNSET,
+    run: dict | None = None,
+    audit: bool = True,
+    status: str = MemoryRun.Status.SUCCEEDED,
+    actor=None,
+    actor_id: int | None = None,
+    last_run: bool = False,
+    last_failure=UNSET,
+    due_state: str | None = None,
+    more_to_read: bool = False,
+    retry_at: datetime | None = None,
+) -> MemoryRun | None:
+    """Commit one change to a memory locked by `memory_locked` (see the module's docstring).
+
+    lines: the new text (already through the guards); stopped: True stops (empties, horizon),
+    False resumes (horizon); horizon: a new life starts at `now` (delete, expiry); read_to: how far
+    this change read their chats; forget: the pending forget ({...} or None to clear); run: the audit
+    row's fields beside its counts (a run that reads writes one even when nothing changed; a direct
+    edit writes one when a line changed); due_state: "clear", "finish" or "defer" for the queue.
+    Returns the audit row, if one was written."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("memory_commit runs inside memory_locked")
+    before = memory.lines
+    fields: set[str] = set()
+    if stopped is True:
+        lines = []
+        if memory.stopped_at is None:
+            memory.stopped_at = now
+            fields.add("stopped_at")
+        horizon = True
+    elif stopped is False and memory.stopped_at is not None:
+        memory.stopped_at = None
+        fields.add("stopped_at")
+        horizon = True
+    if lines is not None and "\n".join(lines) != memory.text:
+        memory.text = "\n".join(lines)
+        fields.add("text")
+    if horizon:
+        read_to = max(read_to or now, now)
+        memory.horizon_at = now
+        memory.forget_pending = None
+        fields |= {"horizon_at", "forget_pending"}
+    if read_to is not None and (memory.read_up_to is None or read_to > memory.read_up_to):
+        memory.read_up_to = read_to
+        fields.add("read_up_to")
+    if forget is not UNSET:
+        read_past = memory.forget_pending
+        if forget is None and read_past:  # read past a forget: Try replays only what came after it
+            forget_at = parse_datetime(read_past["before"])
+            if memory.horizon_at is None or forget_at > memory.horizon_at:
+                memory.horizon_at = forget_at
+                fields.add("horizon_at")
+        memory.forget_pending = forget
+        fields.add("forget_pending")
+    counts = _counts(before, memory.lines)
+    if last_run:
+        memory.last_run = {"at": now.isoformat(), **counts}
+        fields.add("last_run")
+    elif horizon and not memory.text:
+        memory.last_run = None
+        fields.add("last_run")
+    if last_failure is not UNSET:
+        memory.last_failure = last_failure
+        fields.add("last_failure")
+    note_changed = bool(fields & {"text", "stopped_at"})
+    if note_changed or horizon:
+        memory.updated_at = now
+        fields.add("updated_at")
+    if fields:
+        if "updated_at" in fields:
+            _save_unique(memory, sorted(fields))
+        else:
+            memory.save(update_fields=sorted(fields))
+    row = None
+    if run is not None or (audit and any(counts.values())):
+        values = {**counts, **(run or {})}
+        if status == MemoryRun.Status.FAILED:
+            values.update(added=0, replaced=0, removed=0)
+        row = MemoryRun.objects.create(
+            memory=memory, kind=kind, status=status, started_at=now, actor_id=actor.pk if actor else actor_id, **values
+        )
+    if due_state == "clear" or stopped is True:
+        due.clear(memory.end_user_id)
+    elif due_state == "finish":
+        due.finish(memory.end_user_id, now, more_to_read=more_to_read)
+    elif due_state == "defer":
+        due.defer(memory.end_user_id, retry_at)
+    if note_changed:
+        refresh_chat_notes(memory)
+    return row
