@@ -1,5 +1,5 @@
 """The website chat: the script, its public JSON endpoints, and the demo page."""
-from django.urls import path
+from django.urls import path, re_path
 
 from . import embed_views
 
@@ -13,5 +13,7 @@ urlpatterns = [
     path("embed/v1/conversations/<str:conversation_id>/transcript", embed_views.transcript, name="transcript"),
     path("embed/v1/conversations/<str:conversation_id>/messages", embed_views.message_send, name="messages"),
     path("embed/v1/conversations/<str:conversation_id>/switch", embed_views.memory_switch, name="switch"),
+    # Any other path under /embed/ answers in the embed's JSON shape, CORS-open (not an HTML page).
+    re_path(r"^embed/(?P<rest>[\s\S]*)\Z", embed_views.not_found),
     path("demo/chat/", embed_views.demo_chat, name="demo_chat"),
 ]

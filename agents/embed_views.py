@@ -349,6 +349,14 @@ def memory_switch(request, conversation_id: str):
     return JsonResponse({"conversation": _conversation_state(conversation, end_user_state), "endUser": end_user_state})
 
 
+@csrf_exempt
+def not_found(request, rest=""):
+    """Any other path under /embed/: the embed's JSON 404, readable by the script on any site."""
+    if request.method == "OPTIONS":
+        return _cors(HttpResponse(status=204))
+    return _cors(_error(NotFound("not_found", "No such path.")))
+
+
 # --- The demo page --------------------------------------------------------------------------
 
 
