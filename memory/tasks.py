@@ -20,3 +20,9 @@ def apply_job_step(job_id: int) -> str:
     from .apply import apply_job_step as step
 
     return step(job_id)
+
+
+def trial_job_step(job_id: int) -> str:
+    from .trial_jobs import trial_job_step as step
+
+    return step(job_id)

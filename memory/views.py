@@ -7,7 +7,7 @@ cannot be skipped.
 """
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -15,11 +15,11 @@ from django.views.decorators.http import require_GET, require_POST
 from agents import services as agent_services
 from agents.errors import AppError
 from agents.models import EndUser
-from agents.selectors import agent_for_user
+from agents.selectors import agent_for_user, agent_state
 from agents.views import build_context
 
 from . import apply as memory_apply
-from . import policy, services, trial
+from . import policy, services, trial, trial_jobs
 from .models import Memory
 from .note import render_note, note_lines
 from .tab_selectors import (
@@ -73,21 +73,66 @@ def note_preview(request, public_id):
 # --- Try on past conversations ----------------------------------------------------------------
 
 
+def _try_context(request, agent, job, **extra) -> dict:
+    ctx = build_context(request, agent, "memory", **extra)
+    ctx.update(
+        job=job,
+        people=job.people if job else trial.DEFAULT_PEOPLE,
+        try_sizes=(5, 10, 20),
+        ms=(job.config if job else ctx["config"])["memorySettings"],
+        try_people=trial_jobs.trial_people(job) if job else [],
+        try_stalled=bool(job and trial_jobs.trial_is_stalled(job)),
+    )
+    return ctx
+
+
+@login_required
+def try_page(request, public_id):
+    """GET: the Try page, with the latest Try's progress or result (never a model call).
+    POST: start a Try of the draft settings on the newest few end users, as a background job."""
+    agent = agent_for_user(request.user, public_id)
+    if request.method == "POST":
+        state = agent_state(agent)  # the draft's settings when there is a draft, else the published ones
+        try:
+            people = trial.parse_people(request.POST.get("n"))
+            job = trial_jobs.trial_start(
+                agent=agent, config=state["config"], draft=state["draft"] is not None, people=people, user=request.user
+            )
+        except AppError as exc:
+            ctx = _try_context(request, agent, trial_jobs.trial_latest(agent), try_error=exc.message)
+            return render(request, "memory/try.html", ctx, status=400 if exc.status == 400 else exc.status)
+        return redirect("memory:try_status", public_id=public_id, job_id=job.pk)
+    if request.method != "GET":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    return render(request, "memory/try.html", _try_context(request, agent, trial_jobs.trial_latest(agent)))
+
+
+def _try_job_or_404(agent, job_id):
+    job = trial_jobs.trial_for_agent(agent, job_id)
+    if job is None:
+        raise Http404("No such Try.")
+    return job
+
+
 @login_required
 @require_GET
-def try_page(request, public_id):
-    """Run the draft settings on the newest few end users and show before / after. Saves nothing."""
+def try_status(request, public_id, job_id):
+    """One Try: its progress while it runs (htmx polls the partial), then what it found."""
     agent = agent_for_user(request.user, public_id)
-    ctx = build_context(request, agent, "memory")
-    result, error = None, None
-    try:
-        people = trial.parse_people(request.GET.get("n"))
-        result = trial.trial_run(agent=agent, config=ctx["config"], people=people)
-    except AppError as exc:
-        error = exc.message
-        people = trial.DEFAULT_PEOPLE
-    ctx.update(result=result, try_error=error, people=people, try_sizes=(5, 10, 20), ms=ctx["config"]["memorySettings"])
-    return render(request, "memory/try.html", ctx, status=400 if error else 200)
+    ctx = _try_context(request, agent, _try_job_or_404(agent, job_id))
+    if request.htmx:
+        return render(request, "memory/_try_job.html", ctx)
+    return render(request, "memory/try.html", ctx)
+
+
+@login_required
+@require_POST
+def try_cancel(request, public_id, job_id):
+    agent = agent_for_user(request.user, public_id)
+    job = trial_jobs.trial_cancel(job=_try_job_or_404(agent, job_id))
+    if request.htmx:
+        return render(request, "memory/_try_job.html", _try_context(request, agent, job))
+    return redirect("memory:try_status", public_id=public_id, job_id=job.pk)
 
 
 # --- Apply to what is already kept -----------------------------------------------------------
