@@ -101,3 +101,41 @@ def test_the_website_chat_works_on_a_page_with_a_strict_csp(watched, live_server
     expect(page.locator("#site-consent-result")).to_contain_text("memory is on")
     assert violations(page, console) == []
     cache.clear()
+
+
+def test_the_website_chat_works_on_another_origin_with_a_strict_csp(watched, live_server, agent, tmp_path):
+    """A customer's page on another origin, whose own policy allows scripts and requests to our
+    origin only, and no inline style at all: the chat draws, answers, and trips nothing."""
+    import functools
+    import http.server
+    import threading
+    from urllib.parse import urlsplit
+
+    page, console = watched
+    cache.clear()
+    ours = live_server.url
+    policy = f"default-src 'self'; script-src {ours}; connect-src {ours}; style-src 'self'; img-src 'self'"
+    (tmp_path / "index.html").write_text(
+        f"""<!doctype html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{policy}"><title>Shop</title></head>
+<body><h1>A customer's shop</h1>
+<script src="{ours}/embed/v1.js" data-agent-id="{agent.public_id}" data-open="true" defer></script></body></html>"""
+    )
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        shop = f"http://localhost:{server.server_address[1]}/"
+        assert urlsplit(shop).netloc != urlsplit(ours).netloc
+        page.goto(shop)
+        expect(page.locator("[data-an=panel]")).to_be_visible()
+        assert page.locator("[data-an=panel]").evaluate("node => getComputedStyle(node).position") == "fixed"
+        page.fill("[data-an=input]", "Hi, can I get my invoice?")
+        page.click("[data-an=send]")
+        expect(page.locator("[data-an=message][data-role=agent]")).to_have_count(1)
+        assert violations(page, console) == []
+    finally:
+        server.shutdown()
+        server.server_close()
+        cache.clear()
