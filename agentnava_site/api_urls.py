@@ -15,6 +15,7 @@ from consent import api as consent_api
 from consent.notice import notice_text
 from memory import api as memory_api
 from memory import api_people
+from webhooks import api as webhooks_api
 
 
 class EndUserIdConverter:
@@ -54,6 +55,8 @@ v1 = [
     path("conversations/<str:conversation_id>/events", agents_api.EventRecordApi.as_view(), name="conversation-events"),
 ]
 v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
+v1.append(path("webhooks", webhooks_api.WebhookListApi.as_view(), name="webhooks"))
+v1.append(path("webhooks/<str:webhook_id>", webhooks_api.WebhookApi.as_view(), name="webhook"))
 
 
 def api_not_found(request, rest=""):

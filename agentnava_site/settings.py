@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "consent",
     "memory",
     "ops",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -219,6 +220,11 @@ else:
 MEMORY_HEALTH_STALL_SECONDS = int(os.environ.get("MEMORY_HEALTH_STALL_SECONDS", "300"))
 # /metrics: with a token, `Authorization: Bearer <token>`; without, direct private-network requests only.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+# Webhook endpoints: https only, and never a private, loopback or link-local address, unless these
+# are on (local development and tests: a receiver on 127.0.0.1).
+WEBHOOKS_ALLOW_HTTP = env_bool("WEBHOOKS_ALLOW_HTTP", DEBUG)
+WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
 
 # --- Model engines ---------------------------------------------------------------------------
 # With OPENAI_API_KEY unset, every feature uses the offline engine (rules, no network).

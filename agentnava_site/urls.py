@@ -22,5 +22,6 @@ urlpatterns = [
     path("api/", include("agentnava_site.api_urls")),
     path("", include("agents.embed_urls")),
     path("", include("memory.urls")),
+    path("", include("webhooks.urls")),
     path("", include("agents.urls")),
 ]

@@ -11,6 +11,8 @@ from consent.models import Consent
 from consent.services import consent_set
 from memory.models import Memory, MemoryRun
 from memory.services import memory_set
+from webhooks.models import Delivery, Endpoint
+from webhooks.services import endpoint_create
 
 from ..api_helpers import api_for
 
@@ -18,6 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 MISSING_AGENT = "agt_000000000000"
 MISSING_CONVERSATION = "conv_0000000000000000"
+MISSING_WEBHOOK = "whk_000000000000"
 
 # (method, route as in the schema, body). {agent}, {end_user} and {conversation} are filled in.
 MATRIX = [
@@ -38,6 +41,9 @@ MATRIX = [
     ("GET", "/agents/{agent_id}/end-users/{end_user_id}/conversations", None),
     ("GET", "/agents/{agent_id}/end-users/{end_user_id}/export", None),
     ("GET", "/conversations/{conversation_id}", None),
+    ("GET", "/webhooks/{webhook_id}", None),
+    ("PATCH", "/webhooks/{webhook_id}", {"active": False}),
+    ("DELETE", "/webhooks/{webhook_id}", None),
     ("POST", "/conversations/{conversation_id}/messages", {"text": "Hi, what do you remember about me?"}),
     ("POST", "/conversations/{conversation_id}/events", {"type": "action", "name": "renew_plan", "status": "succeeded"}),
 ]
@@ -48,9 +54,11 @@ TEAM_WIDE = [
     ("GET", "/agents", None),
     ("POST", "/agents", {"name": "Globex sales"}),
     ("DELETE", "/end-users/{end_user_id}", None),
+    ("GET", "/webhooks", None),
+    ("POST", "/webhooks", {"url": "https://example.com/hook", "events": ["memory.updated"]}),
 ]
 
-MODELS = [Agent, AgentVersion, AgentDraft, EndUser, Conversation, Message, ActionRun, Memory, MemoryRun, Consent, UsageDay]
+MODELS = [Agent, AgentVersion, AgentDraft, EndUser, Conversation, Message, ActionRun, Memory, MemoryRun, Consent, UsageDay, Endpoint, Delivery]
 
 
 def snapshot():
@@ -65,7 +73,10 @@ def team_a_world(agent):
     agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
     memory_set(end_user=conversation.end_user, text="Works from the Pune office.")
     consent_set(end_user=conversation.end_user, agreed=True, source="api")
-    return {"agent": agent, "conversation": conversation}
+    # Paused: nothing is ever sent from these tests.
+    webhook = endpoint_create(team=agent.team, url="https://example.com/hook", events=["end_user.erased"])
+    Endpoint.objects.filter(pk=webhook.pk).update(active=False)
+    return {"agent": agent, "conversation": conversation, "webhook": webhook}
 
 
 @pytest.fixture
@@ -75,8 +86,8 @@ def team_b_api(live_server, other_team):
     return api_for(live_server, team)
 
 
-def fill(route, *, agent_id, conversation_id, end_user_id="u_ananya"):
-    return route.format(agent_id=agent_id, conversation_id=conversation_id, end_user_id=end_user_id)
+def fill(route, *, agent_id, conversation_id, end_user_id="u_ananya", webhook_id=MISSING_WEBHOOK):
+    return route.format(agent_id=agent_id, conversation_id=conversation_id, end_user_id=end_user_id, webhook_id=webhook_id)
 
 
 def test_the_matrix_covers_every_operation_in_the_schema(live_server, team_b_api):
@@ -95,10 +106,13 @@ def test_the_matrix_covers_every_operation_in_the_schema(live_server, team_b_api
 def test_another_teams_resource_is_not_found_and_nothing_changes(team_a_world, team_b_api, method, route, body):
     agent, conversation = team_a_world["agent"], team_a_world["conversation"]
     before = snapshot()
-    theirs = team_b_api.call(method, fill(route, agent_id=agent.public_id, conversation_id=conversation.public_id), body)
+    webhook = team_a_world["webhook"]
+    theirs = team_b_api.call(
+        method, fill(route, agent_id=agent.public_id, conversation_id=conversation.public_id, webhook_id=webhook.public_id), body
+    )
     missing = team_b_api.call(method, fill(route, agent_id=MISSING_AGENT, conversation_id=MISSING_CONVERSATION), body)
     assert theirs.status == 404, theirs.body
-    assert theirs.code in {"agent_not_found", "conversation_not_found"}
+    assert theirs.code in {"agent_not_found", "conversation_not_found", "webhook_not_found"}
     assert theirs.body == missing.body and theirs.status == missing.status
     assert snapshot() == before
 
@@ -108,7 +122,7 @@ def test_team_b_own_agent_with_team_a_end_user_id_never_reaches_team_a(team_a_wo
     base = f"/agents/{b_agent.public_id}/end-users/u_ananya"
     assert team_b_api.get(f"{base}/memory").code == "memory_not_found"
     before = snapshot()
-    assert team_b_api.delete(base).status == 204
+    assert team_b_api.delete(base).code == "end_user_not_found"
     assert team_b_api.delete(f"{base}/memory").status == 204
     assert snapshot() == before
     assert team_b_api.get(f"/agents/{b_agent.public_id}/memories").body["memories"] == []
@@ -138,3 +152,8 @@ def test_team_wide_operations_never_show_or_touch_another_teams_rows(team_a_worl
     erased = team_b_api.delete("/end-users/u_ananya")
     assert erased.status == 200 and [a["agentId"] for a in erased.body["agents"]] == [b_agent.public_id]
     assert Memory.objects.get(agent=agent).text == "Works from the Pune office."
+    # Webhooks: team B lists and makes only its own.
+    assert team_b_api.get("/webhooks").body == {"webhooks": []}
+    made = team_b_api.post("/webhooks", {"url": "https://example.com/hook", "events": ["memory.updated"]})
+    assert made.status == 201 and Endpoint.objects.get(public_id=made.body["id"]).team.slug == "globex"
+    assert [w["id"] for w in team_b_api.get("/webhooks").body["webhooks"]] == [made.body["id"]]

@@ -34,6 +34,11 @@ OPERATIONS = {
     ("get", "/api/v1/agents/{agent_id}/end-users/{end_user_id}/export"): "end_user_export",
     ("delete", "/api/v1/end-users/{end_user_id}"): "team_end_user_erase",
     ("get", "/api/v1/conversations/{conversation_id}"): "conversation_get",
+    ("get", "/api/v1/webhooks"): "webhooks_list",
+    ("post", "/api/v1/webhooks"): "webhook_create",
+    ("get", "/api/v1/webhooks/{webhook_id}"): "webhook_get",
+    ("patch", "/api/v1/webhooks/{webhook_id}"): "webhook_update",
+    ("delete", "/api/v1/webhooks/{webhook_id}"): "webhook_delete",
 }
 
 

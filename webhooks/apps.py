@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class WebhooksConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "webhooks"
+    verbose_name = "Webhooks"
+
+    def ready(self):
+        from . import receivers  # noqa: F401  (memory changes -> deliveries)

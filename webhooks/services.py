@@ -1,0 +1,216 @@
+"""Webhook endpoints and deliveries: register, emit an event, deliver with retries.
+
+An event becomes one Delivery row per subscribed endpoint, in the transaction of the change that
+caused it; after commit each is queued as a django-q task (`webhooks.tasks.deliver`). A failed
+attempt (no 2xx, a timeout, a refused address) is retried with exponential backoff by the
+minute sweep (`webhooks.tasks.retry_due`): BACKOFF_SECONDS * 2**(attempt - 1), up to
+MAX_ATTEMPTS; then the delivery is `failed`. The endpoint keeps its last status."""
+import ipaddress
+import json
+import logging
+import secrets
+import socket
+import urllib.error
+import urllib.request
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from agents.errors import AppError
+
+from . import signing
+from .models import EVENTS, Delivery, Endpoint
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 6
+BACKOFF_SECONDS = 30  # 30 s, 1, 2, 4, 8 min between the six attempts
+TIMEOUT_SECONDS = 10
+MAX_ENDPOINTS_PER_TEAM = 20
+CLAIM_SECONDS = 120  # a queued attempt is not queued again by the sweep within this time
+
+
+# --- Endpoints ----------------------------------------------------------------------------
+
+
+def _check_url(url: str) -> str:
+    url = (url or "").strip()
+    parts = urlsplit(url)
+    allowed = ("https", "http") if settings.WEBHOOKS_ALLOW_HTTP else ("https",)
+    if parts.scheme not in allowed or not parts.hostname or len(url) > 500:
+        raise AppError("invalid_webhook", f"The url must be an {' or '.join(allowed)} address of at most 500 characters.", field="url")
+    return url
+
+
+def _check_events(events) -> list[str]:
+    if not events or any(event not in EVENTS for event in events):
+        raise AppError("invalid_webhook", f"events: one or more of {', '.join(EVENTS)}.", field="events")
+    return [event for event in EVENTS if event in events]
+
+
+def endpoint_create(*, team, url: str, events: list[str], include_text: bool = False, agent=None) -> Endpoint:
+    if Endpoint.objects.filter(team=team).count() >= MAX_ENDPOINTS_PER_TEAM:
+        raise AppError("invalid_webhook", f"A team has at most {MAX_ENDPOINTS_PER_TEAM} endpoints.")
+    return Endpoint.objects.create(team=team, agent=agent, url=_check_url(url), events=_check_events(events), include_text=include_text)
+
+
+def endpoint_update(*, endpoint: Endpoint, changes: dict) -> Endpoint:
+    if "url" in changes:
+        endpoint.url = _check_url(changes["url"])
+    if "events" in changes:
+        endpoint.events = _check_events(changes["events"])
+    if "include_text" in changes:
+        endpoint.include_text = changes["include_text"]
+    if "active" in changes:
+        endpoint.active = changes["active"]
+    if changes.get("rotate_secret"):
+        endpoint.secret = "whsec_" + secrets.token_urlsafe(24)
+    endpoint.save()
+    return endpoint
+
+
+def endpoint_delete(*, endpoint: Endpoint) -> None:
+    endpoint.delete()
+
+
+# --- Events -------------------------------------------------------------------------------
+
+
+def emit(*, team_id: int, agent_id: int, event: str, data: dict, now: datetime | None = None) -> list[Delivery]:
+    """One delivery per active endpoint of the team subscribed to `event` (and to this agent, when
+    the endpoint names one); queued when the surrounding transaction commits."""
+    endpoints = [
+        endpoint
+        for endpoint in Endpoint.objects.filter(team_id=team_id, active=True)
+        if event in endpoint.events and endpoint.agent_id in (None, agent_id)
+    ]
+    if not endpoints:
+        return []
+    now = now or timezone.now()
+    deliveries = [
+        Delivery.objects.create(endpoint=endpoint, event=event, data=data, created_at=now, next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
+        for endpoint in endpoints
+    ]
+    ids = [delivery.pk for delivery in deliveries]
+    transaction.on_commit(lambda: _queue(ids))
+    return deliveries
+
+
+def _queue(delivery_ids: list[int]) -> None:
+    from django_q.tasks import async_task
+
+    for delivery_id in delivery_ids:
+        async_task("webhooks.tasks.deliver", delivery_id, task_name=f"webhook-{delivery_id}")
+
+
+# --- Delivering ---------------------------------------------------------------------------
+
+
+def delivery_body(delivery: Delivery) -> bytes:
+    """The JSON a receiver gets. With `includeText`, a memory.updated delivery carries the memory's
+    text as it is when sent (nothing of it is stored with the delivery)."""
+    data = dict(delivery.data)
+    if delivery.endpoint.include_text and delivery.event == "memory.updated":
+        from memory.models import Memory
+
+        memory = Memory.objects.filter(end_user__agent__public_id=data.get("agentId"), end_user__external_id=data.get("endUserId")).first()
+        data["text"] = memory.text if memory else None
+    payload = {"id": delivery.public_id, "type": delivery.event, "createdAt": delivery.created_at.isoformat(), "data": data}
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _address_allowed(url: str) -> bool:
+    """Private, loopback and link-local addresses are refused unless WEBHOOKS_ALLOW_PRIVATE (tests
+    and local development): a team's endpoint must not reach into the server's own network."""
+    if settings.WEBHOOKS_ALLOW_PRIVATE:
+        return True
+    parts = urlsplit(url)
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+    except OSError:
+        return False
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0])
+        if address.is_private or address.is_loopback or address.is_link_local or address.is_reserved or address.is_multicast:
+            return False
+    return True
+
+
+def _post(url: str, body: bytes, headers: dict) -> tuple[int | None, str]:
+    if not _address_allowed(url):
+        return None, "address not allowed"
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+            return response.status, ""
+    except urllib.error.HTTPError as error:
+        return error.code, f"HTTP {error.code}"
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        return None, str(getattr(error, "reason", error))[:200]
+
+
+def backoff(attempt: int) -> timedelta:
+    """The wait after failed attempt number `attempt` (1-based)."""
+    return timedelta(seconds=BACKOFF_SECONDS * 2 ** (attempt - 1))
+
+
+def deliver(delivery_id: int, *, now: datetime | None = None) -> str | None:
+    """One attempt at one delivery; answers its status after (None when it was not due)."""
+    with transaction.atomic():
+        delivery = (
+            Delivery.objects.select_for_update(skip_locked=True)
+            .select_related("endpoint")
+            .filter(pk=delivery_id, status__in=[Delivery.Status.PENDING, Delivery.Status.RETRYING])
+            .first()
+        )
+        if delivery is None:
+            return None
+        endpoint = delivery.endpoint
+        body = delivery_body(delivery)
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "AgentNava-Webhooks/1",
+            signing.HEADER: signing.sign(endpoint.secret, body),
+            "AgentNava-Event": delivery.event,
+            "AgentNava-Delivery": delivery.public_id,
+        }
+        code, error = _post(endpoint.url, body, headers)
+        now = now or timezone.now()
+        delivery.attempts += 1
+        delivery.last_attempt_at = now
+        delivery.last_response_code = code
+        if code is not None and 200 <= code < 300:
+            delivery.status, delivery.last_error, delivery.next_attempt_at = Delivery.Status.SUCCEEDED, "", None
+        elif delivery.attempts >= MAX_ATTEMPTS:
+            delivery.status, delivery.last_error, delivery.next_attempt_at = Delivery.Status.FAILED, error, None
+        else:
+            delivery.status, delivery.last_error = Delivery.Status.RETRYING, error
+            delivery.next_attempt_at = now + backoff(delivery.attempts)
+        delivery.save()
+        Endpoint.objects.filter(pk=endpoint.pk).update(last_status=delivery.status, last_delivery_at=now)
+    log.info("webhook_delivery", extra={"event": "webhook_delivery", "outcome": delivery.status, "attempt": delivery.attempts})
+    return delivery.status
+
+
+def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int]:
+    """Deliveries whose next attempt is due (a retry after its backoff, or a first attempt whose
+    task was lost), claimed for CLAIM_SECONDS so the next sweep does not queue them again."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        due = list(
+            Delivery.objects.select_for_update(skip_locked=True)
+            .filter(status__in=[Delivery.Status.PENDING, Delivery.Status.RETRYING], next_attempt_at__lte=now)
+            .order_by("next_attempt_at")
+            .values_list("pk", flat=True)[:limit]
+        )
+        Delivery.objects.filter(pk__in=due).update(next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
+    return due
+
+
+def retry_due(*, now: datetime | None = None) -> int:
+    due = deliveries_due(now=now)
+    _queue(due)
+    return len(due)

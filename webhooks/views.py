@@ -1,0 +1,61 @@
+"""The team's webhook endpoints in the web app: list with last status, add, pause or resume, remove."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from agents.errors import AppError
+from agents.selectors import current_team
+
+from . import services
+from .models import EVENTS, Endpoint
+
+
+def _team_or_404(request):
+    team = current_team(request)
+    if team is None:
+        raise Http404("You are not a member of any team.")
+    return team
+
+
+@login_required
+def webhooks(request):
+    team = _team_or_404(request)
+    new_endpoint = None
+    if request.method == "POST":
+        try:
+            new_endpoint = services.endpoint_create(
+                team=team,
+                url=request.POST.get("url", ""),
+                events=request.POST.getlist("events"),
+                include_text=request.POST.get("include_text") == "on",
+            )
+        except AppError as exc:
+            messages.error(request, exc.message)
+    endpoints = Endpoint.objects.filter(team=team).select_related("agent")
+    return render(request, "webhooks/webhooks.html", {"team": team, "endpoints": endpoints, "events": EVENTS, "new_endpoint": new_endpoint})
+
+
+def _endpoint(request, public_id) -> Endpoint:
+    endpoint = Endpoint.objects.filter(team=_team_or_404(request), public_id=public_id).first()
+    if endpoint is None:
+        raise Http404("No such endpoint.")
+    return endpoint
+
+
+@login_required
+@require_POST
+def webhook_toggle(request, public_id):
+    endpoint = _endpoint(request, public_id)
+    services.endpoint_update(endpoint=endpoint, changes={"active": not endpoint.active})
+    return redirect("webhooks:webhooks")
+
+
+@login_required
+@require_POST
+def webhook_delete(request, public_id):
+    endpoint = _endpoint(request, public_id)
+    services.endpoint_delete(endpoint=endpoint)
+    messages.info(request, "Endpoint removed. Nothing more is sent to it.")
+    return redirect("webhooks:webhooks")
