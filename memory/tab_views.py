@@ -18,7 +18,6 @@ from agents.views import build_context
 
 from . import apply as memory_apply
 from . import policy, services
-from . import views as memory_views
 from .instructions import DEFAULT_INSTRUCTIONS
 from .models import Memory
 from .people import FILTERS, people_page
@@ -91,8 +90,6 @@ def memory_tab(request, public_id):
         default_instructions=DEFAULT_INSTRUCTIONS,
         defaults=default_lists(),
         try_sizes=(5, 10, 20),
-        # Try becomes a POST background job (issue 12); until that lands, the form is a GET.
-        try_uses_post=hasattr(memory_views, "try_status"),
     )
     recent = remembered_page(agent, limit=10).rows
     ctx["note_people"] = [m.end_user.external_id for m in recent]
