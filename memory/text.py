@@ -98,11 +98,13 @@ _LEET = str.maketrans({"0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "4": "a
 _LEET_ALT = str.maketrans({"1": "l"})
 _LEETY_TOKEN = re.compile(r"[^\s]*[a-z][^\s]*")
 _KEYWORDS: set[str] = set()
+_STEMS: list[tuple[str, ...]] = [()]
 
 
-def register_keywords(words) -> None:
-    """The single words a folded leet token may become (filled by the vocabulary at load)."""
+def register_keywords(words, stems=()) -> None:
+    """The single words (and word stems) a folded leet token may become (filled by the vocabulary)."""
     _KEYWORDS.update(words)
+    _STEMS[0] = tuple(sorted(set(_STEMS[0]) | set(stems)))
 
 
 def _strip_accents(text: str) -> str:
@@ -139,7 +141,7 @@ def _unleet(match: re.Match) -> str:
     core = token.strip(".,;:!?\"'()[]{}")
     for table in (_LEET, _LEET_ALT):
         plain = core.translate(table)
-        if plain in _KEYWORDS:
+        if plain in _KEYWORDS or (_STEMS[0] and plain.isalpha() and plain.startswith(_STEMS[0])):
             return token.replace(core, plain)
     return token
 

@@ -14,7 +14,7 @@ from memory.text import View, fold_word
 from memory.vocabulary import vocabulary
 
 _TOKEN = re.compile(r"[\w\u0900-\u097F]+(?:'[\w]+)?")
-_MAX_PHRASE = 5
+_MAX_PHRASE = 7
 
 
 def _tokens(text: str) -> list[str]:

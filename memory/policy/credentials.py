@@ -115,6 +115,8 @@ def _word_then_value(folded: str) -> bool:
         if before and _clean(before[-1]) in _NOT_BEFORE:
             continue
         rest = folded[match.end() :]
+        if re.match(r"-[^\W\d_]", rest):
+            continue  # a compound ("password-manager", "pin-less"), not a value
         # "password: x", "pin=1234": a colon or equals sign glued to the word
         glued = rest[:1] in (":", "=")
         tokens = _TOKEN.findall(rest)
@@ -281,6 +283,8 @@ def _worth_scanning(run: str) -> bool:
     punctuation ("zendesk-to-intercom-migration", a plain URL or email address) cannot pass the
     entropy limit and matches none of detect-secrets' prefixes, so it is not worth a millisecond.
     """
+    if re.fullmatch(r"[A-Z0-9\-]{1,24}", run.rstrip(".:")):
+        return False  # upper case and digits only: an order, tracking or SKU number, not a key
     return (
         any(char.isdigit() for char in run)
         or (any(char.isupper() for char in run) and any(char.islower() for char in run))

@@ -21,8 +21,10 @@ from memory.text import WORD_END, WORD_START, View
 from memory.vocabulary import vocabulary, word_alternation
 
 _SEP = r"(?:\s*[.\-/_]\s*|\s)?"
-_B = r"(?<![A-Za-z0-9])"
-_E = r"(?![A-Za-z0-9])"
+# No letter or digit just before or after, nor a digit one separator away: "1000 0000 0000" inside
+# a 22-digit tracking number is not an Aadhaar.
+_B = r"(?<![A-Za-z0-9])(?<![0-9][\s.\-/_])"
+_E = r"(?![A-Za-z0-9])(?![\s.\-/_][0-9])"
 
 
 def _npi_valid(value: str) -> bool:
@@ -107,7 +109,7 @@ _CARD_WORDS = re.compile(
 )
 _TRACK_DATA = re.compile(r"%B\d{13,19}\^|;\d{13,19}=\d{4}")
 _EXPIRY = re.compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2})(?![\d/])")
-_IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})((?:[ \-]?[A-Z0-9]){10,32})(?![A-Za-z0-9])", re.I)
+_IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})((?:[ .\-_/]?[A-Z0-9]){10,32})(?![A-Za-z0-9])", re.I)
 # Countries that use IBANs (python-stdnum's iban.dat).
 _IBAN_COUNTRIES = frozenset(
     "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI GL GR GT HN HR HU "
@@ -123,7 +125,7 @@ def _iban_in(v: View) -> bool:
         country = match.group(1).upper()
         if country not in _IBAN_COUNTRIES:
             continue
-        compact = re.sub(r"[ \-]", "", match.group(0)).upper()
+        compact = re.sub(r"[ .\-_/]", "", match.group(0)).upper()
         digits = sum(c.isdigit() for c in compact)
         if stdnum_iban.is_valid(compact):
             return True
@@ -189,7 +191,7 @@ _STREET = (
 )
 _ADDRESS = re.compile(
     rf"(?<![\d])\d{{1,5}}[a-z]?(?:[,/\-]\d+)?\s*,?\s+(?:[a-z][\w'.\-]*\s+){{0,4}}(?:{_STREET}){WORD_END}|"
-    rf"{WORD_START}(?:{_STREET})\.?\s+\d{{1,5}}[a-z]?{WORD_END}|"
+    rf"{WORD_START}(?:{_STREET})\.?\s+(?:[a-z][\w'.\-]*\s+){{0,3}}\d{{1,5}}[a-z]?{WORD_END}|"
     rf"{WORD_START}(?:[a-z]+(?:strasse|straße|str\.|weg|gasse|platz|allee|straat|laan|gracht))\s+\d{{1,5}}[a-z]?{WORD_END}|"
     rf"{WORD_START}(?:flat|apt|apartment|unit|house\s+no|h\.?\s*no|plot\s+no|door\s+no|piso|etage|andar)\.?\s*#?\s*\d{{1,5}}[a-z]?\b",
 )

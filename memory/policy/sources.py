@@ -4,9 +4,9 @@ The writer hands each added or replaced line with the sources it cites, as the m
 ``{"kind": "message", "text": ..., "day": "3 Nov"}`` for what the person typed and
 ``{"kind": "action", "name": ..., "label": ..., "status": ..., "day": ...}`` for an action that ran.
 
-* An action line (one that cites an action, or reads like one: "Renewed the plan on 3 Nov.") must cite an
-  action that succeeded, and carry that action's date: otherwise ``"failed_action"``.
-* A line's specific entities (numbers, e-mail addresses, phone numbers, proper names) must appear in the
+* A line citing an action must cite one that succeeded; an action line ("Renewed the plan on 3 Nov.") must
+  cite it and carry its date: otherwise ``"failed_action"``.
+* A line's specific entities (numbers, e-mail addresses, phone numbers, proper names; not acronyms) must appear in the
   typed text or the action it cites: otherwise ``"not_in_source"``. So nothing is copied into a line from
   a tool result, a file, a web page or the agent's own reply, which the writer never cites.
 """
@@ -20,11 +20,13 @@ _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = re.compile(r"\d+")
 _WORD = re.compile(r"[A-Za-z\u00c0-\u024f][\w'\-]*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\(\s*)$")
-_ACTION_LINE = re.compile(
-    r"^(?:renewed|bought|purchased|ordered|cancel+ed|booked|upgraded|downgraded|paid|subscribed|unsubscribed|"
+_ACTION_VERB = re.compile(
+    r"^(?i:renewed|bought|purchased|ordered|cancel+ed|booked|upgraded|downgraded|paid|subscribed|unsubscribed|"
     r"refunded|returned|reset|changed|updated|activated|deactivated|registered|signed\s+up|scheduled|rescheduled|"
-    r"reserved|requested|exchanged|transferred|topped\s+up|recharged|redeemed)\b.*\b\d{1,2}\s+[A-Z][a-z]{2}\b"
+    r"reserved|requested|exchanged|transferred|topped\s+up|recharged|redeemed)\b"
 )
+_DAY = re.compile(r"\b\d{1,2}\s+[A-Z][a-z]{2}\b")
+_ACRONYM = re.compile(r"[A-Z0-9]{2,5}s?")
 # Words that may be capitalised in a line without being a name someone typed: the writer's own words.
 _ORDINARY_CAPITALISED = frozenset(
     "I Mon Tue Wed Thu Fri Sat Sun Monday Tuesday Wednesday Thursday Friday Saturday Sunday Jan Feb Mar Apr May "
@@ -47,13 +49,14 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
     """``"failed_action"``, ``"not_in_source"`` or ``None`` for a line and the sources it cites."""
     actions = [s for s in sources if s.get("kind") == "action"]
     days = _days(sources)
+    action_line = bool(_ACTION_VERB.search(line))
     if actions:
         if any(a.get("status") != "succeeded" for a in actions):
             return "failed_action"
-        if not any(a.get("day") and a["day"] in line for a in actions):
+        if action_line and not any(a.get("day") and a["day"] in line for a in actions):
             return "failed_action"
-    elif _ACTION_LINE.search(line):
-        return "failed_action"
+    elif action_line and _DAY.search(line):
+        return "failed_action"  # reads like a dated action, and cites none
     said = " \n ".join(
         " ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources
     )
@@ -70,8 +73,8 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
             return "not_in_source"
     for match in _WORD.finditer(rest):
         word = match.group(0).strip("'-")
-        if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED:
-            continue
+        if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
+            continue  # an acronym (SMS, SSO, API) is how the writer says a thing, not a name
         if _SENTENCE_START.search(rest[: match.start()]):
             continue
         if word.casefold() not in said_lower:

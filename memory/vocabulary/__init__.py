@@ -109,7 +109,8 @@ def vocabulary() -> Vocabulary:
     }
     keywords = {fold_word(w) for ws in words.values() for w in ws if " " not in w and "*" not in w}
     keywords |= {fold_word(w) for name in ("strong", "weak") for w in credentials[name] if " " not in w}
-    register_keywords(keywords)
+    stems = {fold_word(w).rstrip("*") for ws in words.values() for w in ws if " " not in w and w.endswith("*")}
+    register_keywords(keywords, stems)
     return Vocabulary(
         credentials={name: tuple(dict.fromkeys(values)) for name, values in credentials.items()},
         categories=categories,

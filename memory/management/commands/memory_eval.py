@@ -8,8 +8,21 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("cases", nargs="+", help="One or more .jsonl files, one case per line.")
+        parser.add_argument(
+            "--guards",
+            action="store_true",
+            help="The files hold guard cases (tests/eval/guards.jsonl): offer each line through the real "
+            "writer with a scripted engine and through set (memory.guard_eval).",
+        )
 
-    def handle(self, *args, cases, **options):
+    def handle(self, *args, cases, guards=False, **options):
+        if guards:
+            from memory.guard_eval import GuardCaseError, command_run
+
+            try:
+                return command_run(self, cases)
+            except (OSError, GuardCaseError) as exc:
+                raise CommandError(str(exc)) from None
         try:
             loaded = [case for path in cases for case in load_cases(path)]
         except (OSError, CaseError) as exc:

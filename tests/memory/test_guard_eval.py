@@ -1,0 +1,49 @@
+"""The guard evaluation (tests/eval/guards.jsonl, issues 10 and 19) through the real writer with a
+scripted engine and through set: no forbidden line is kept, every control is kept, and every kind the
+guards cover has at least three positives and one close negative."""
+from collections import Counter
+from io import StringIO
+from pathlib import Path
+
+from django.core.management import call_command
+
+from agents.models import Agent, Team
+from memory.guard_eval import load_guard_cases, run_guard_cases
+from memory.vocabulary import vocabulary
+
+CASES = Path(__file__).resolve().parents[1] / "eval" / "guards.jsonl"
+
+
+def test_the_guard_set_is_large_and_covers_every_kind_in_every_language():
+    cases = load_guard_cases(CASES)
+    assert len(cases) >= 400
+    assert sum(case["expect"] == "keep" for case in cases) >= 100
+    assert {case["lang"] for case in cases} >= {"en", "es", "fr", "de", "pt", "hi"}
+    positives = Counter(case["kind"] for case in cases if case["expect"] == "refuse")
+    negatives = Counter(case["kind"] for case in cases if case["expect"] == "keep")
+    kinds = {rule["kind"] for rule in vocabulary().ids} | {kind for kind in positives}
+    thin = {kind: (positives[kind], negatives[kind]) for kind in kinds if positives[kind] < 3 or negatives[kind] < 1}
+    assert thin == {}
+
+
+def test_no_forbidden_line_is_kept_and_every_control_is_kept(db):
+    results = run_guard_cases(load_guard_cases(CASES))
+    failed = {result.id: result.failures for result in results if not result.passed}
+    assert failed == {}
+    assert not Team.objects.exists() and not Agent.objects.exists()
+
+
+def test_memory_eval_guards_prints_a_closing_line(db, tmp_path):
+    cases = tmp_path / "guards.jsonl"
+    cases.write_text(
+        '{"id": "card", "kind": "card_number", "guard": "secret", "lang": "en", "text": "Card 4242/4242/4242/4242", "expect": "refuse"}\n'
+        '{"id": "ending", "kind": "card_number", "guard": "secret", "lang": "en", "text": "Card ending 4242", "expect": "keep"}\n'
+        '{"id": "wrong", "kind": "control", "guard": "secret", "lang": "en", "text": "PIN 4821", "expect": "keep"}\n',
+        encoding="utf-8",
+    )
+    out = StringIO()
+    call_command("memory_eval", str(cases), "--guards", stdout=out)
+    text = out.getvalue()
+    assert "FAIL wrong (control): the writer refused it; set refused it" in text
+    assert "4821" not in text
+    assert text.strip().endswith("2 passed, 1 failed")
