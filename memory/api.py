@@ -79,6 +79,20 @@ def memory_reads(memories) -> list[dict]:
     ]
 
 
+def empty_read(end_user) -> dict:
+    """The read of a known end user whose memory is empty: the memory row's fields when there is one
+    (after a delete: its horizon and time), else only what is known of them (R21 "when they apply")."""
+    row = with_read_fields(Memory.objects.filter(end_user=end_user)).first()
+    if row is not None:
+        return memory_reads([row])[0]
+    agreed = Consent.objects.filter(end_user=end_user, agreed_at__isnull=False).values_list("agreed_at", flat=True).first()
+    chats = Conversation.objects.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"))), end_user=end_user).count()
+    return {
+        "endUserId": end_user.external_id, "text": "", "stopped": False, "updatedAt": None, "readUpTo": None,
+        "lastRun": None, "stoppedAt": None, "agreedAt": agreed, "lastChatAt": end_user.last_chat_at, "conversations": chats,
+    }
+
+
 def memory_read(memory: Memory) -> dict:
     return memory_reads(with_read_fields(Memory.objects.filter(pk=memory.pk)))[0]
 
@@ -117,7 +131,7 @@ class MemoryOut(serializers.Serializer):
     endUserId = serializers.CharField()
     text = serializers.CharField(help_text="One fact per line, what the agent reads; empty when stopped.")
     stopped = serializers.BooleanField(help_text="They asked to stop: nothing is kept and chats do not use memory.")
-    updatedAt = serializers.DateTimeField(help_text="When it last changed. Pass it as `before` to page the list.")
+    updatedAt = serializers.DateTimeField(allow_null=True, help_text="When it last changed (null if it never had a line). Pass it as `before` to page the list.")
     readUpTo = serializers.DateTimeField(allow_null=True, help_text="How far the memory has read their chats; nothing older can change it.")
     lastRun = LastRunOut(allow_null=True, help_text="What the last update after a chat did, as counts; none of their words.")
     stoppedAt = serializers.DateTimeField(allow_null=True, help_text="When they asked to stop.")
@@ -183,7 +197,10 @@ class MemoryApi(TeamApi):
         tags=TAG_MEMORY,
         summary="endUser.memory.get()",
         parameters=[END_USER_PATH],
-        responses={200: MemoryOut, **errors("agent_not_found", "memory_not_found")},
+        description="Their memory with the R21 fields. A known end user whose memory is empty (never "
+        "written, deleted, or emptied) answers 200 with empty `text` and the fields that apply; an endUserId "
+        "this agent never met answers 404 `end_user_not_found`.",
+        responses={200: MemoryOut, **errors("agent_not_found", "end_user_not_found")},
     )
     def get(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)
@@ -194,7 +211,10 @@ class MemoryApi(TeamApi):
             mine = memories_present(agent).filter(end_user__agent=agent, end_user__external_id=end_user_id.strip())
             memory = with_read_fields(mine).first()
         if memory is None:
-            raise AppError("memory_not_found", "This end user has no memory on this agent.", status=404)
+            end_user = end_user_lookup(agent, end_user_id)
+            if end_user is None:
+                raise AppError("end_user_not_found", "No end user with this endUserId on this agent.", status=404)
+            return Response(MemoryOut(empty_read(end_user)).data)
         return Response(MemoryOut(memory_reads([memory])[0]).data)
 
     @extend_schema(

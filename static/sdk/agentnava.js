@@ -8,6 +8,11 @@
 //   await ananya.memory.set('Prefers email over phone.');
 //   const memory = await ananya.memory.get();
 //
+// Beyond the document: client.agents() and client.createAgent() find and make agents;
+// agent.endUsers() lists everyone an agent has met; endUser.conversations() and export() read what is
+// kept about one person; client.endUser(id).erase() erases them on every agent of the team;
+// client.conversation(id).get() reads a chat; client.webhooks (and agent.webhooks) manage endpoints.
+//
 // Keep the API key on your server: it can read and change every memory of the team.
 // A refused call throws an AgentNavaError whose `code` is the API's (`memory_refused`, ...).
 
@@ -56,7 +61,48 @@ export class AgentNava {
     this.#fetch = fetchImpl ? fetchImpl : found.bind(globalThis);
   }
 
-  /** One agent, with the document's methods: get, update, memories, start, endUser. */
+  /** The team's agents, newest first: {agents, next}. Page with {before} or {cursor} (next's). */
+  agents({ limit, before, cursor } = {}) {
+    return this.request('GET', `/agents${query({ limit, before, cursor })}`);
+  }
+
+  /** A new agent, its configuration published as version 1: {name, instructions?, memorySettings?, ...}. */
+  createAgent(config) {
+    return this.request('POST', '/agents', config);
+  }
+
+  /** One person across the team's agents: erase() removes them on every agent, answering what went per agent. */
+  endUser(endUserId) {
+    const client = this;
+    return Object.freeze({
+      id: endUserId,
+      erase: () => client.request('DELETE', `/end-users/${segment(endUserId)}`),
+    });
+  }
+
+  /** The team's webhook endpoints: list, create({url, events, agentId?, includeText?}), get, update, delete. */
+  get webhooks() {
+    return this.#webhooks();
+  }
+
+  #webhooks(agentId = undefined) {
+    const client = this;
+    const path = (id) => `/webhooks/${segment(id)}`;
+    return Object.freeze({
+      list: async () => {
+        const { webhooks } = await client.request('GET', '/webhooks');
+        return agentId === undefined ? webhooks : webhooks.filter((hook) => hook.agentId === agentId);
+      },
+      create: (options) => client.request('POST', '/webhooks', agentId === undefined ? options : { ...options, agentId }),
+      get: (id) => client.request('GET', path(id)),
+      update: (id, changes) => client.request('PATCH', path(id), changes),
+      delete: async (id) => {
+        await client.request('DELETE', path(id));
+      },
+    });
+  }
+
+  /** One agent, with the document's methods (get, update, memories, start, endUser) and endUsers, webhooks. */
   agent(agentId) {
     const client = this;
     const base = `/agents/${segment(agentId)}`;
@@ -74,7 +120,11 @@ export class AgentNava {
         if (project !== undefined) body.project = project;
         return client.#conversation(await client.request('POST', `${base}/conversations`, body));
       },
-      /** One end user of this agent: memory.get/set/delete/stop and erase. */
+      /** Everyone this agent has met, with or without a memory: {endUsers, next}. `q`: ids starting with it. */
+      endUsers: ({ limit, before, cursor, q } = {}) => client.request('GET', `${base}/end-users${query({ limit, before, cursor, q })}`),
+      /** This agent's webhook endpoints (create() registers one for this agent only). */
+      webhooks: client.#webhooks(agentId),
+      /** One end user of this agent: memory.get/set/delete/stop, erase, conversations and export. */
       endUser: (endUserId) => {
         const path = `${base}/end-users/${segment(endUserId)}`;
         return Object.freeze({
@@ -87,9 +137,12 @@ export class AgentNava {
             },
             stop: (stop = true) => client.request('POST', `${path}/memory/stop`, { stop }),
           }),
-          erase: async () => {
-            await client.request('DELETE', path);
-          },
+          /** Everything about them on this agent; answers what was removed, counted per kind. */
+          erase: () => client.request('DELETE', path),
+          /** Their conversations on this agent, newest first: {conversations, next}. */
+          conversations: ({ limit, before, cursor } = {}) => client.request('GET', `${path}/conversations${query({ limit, before, cursor })}`),
+          /** Everything kept about them on this agent, as one JSON document (an access request's answer). */
+          export: () => client.request('GET', `${path}/export`),
         });
       },
     });
@@ -105,6 +158,8 @@ export class AgentNava {
     const base = `/conversations/${segment(data.id)}`;
     return Object.freeze({
       ...data,
+      /** The conversation with its messages, actions and events. */
+      get: () => client.request('GET', base),
       /** Send the person's message; answers {reply, handledAsRequest, ...}. */
       send: (text) => client.request('POST', `${base}/messages`, { text }),
       /** Record what ran: {type: 'action', name, status} or {type: 'tool_result'|'file'|'web_page', text}. */

@@ -120,7 +120,7 @@ def test_another_teams_resource_is_not_found_and_nothing_changes(team_a_world, t
 def test_team_b_own_agent_with_team_a_end_user_id_never_reaches_team_a(team_a_world, team_b_api):
     b_agent = Agent.objects.get(name="Globex bot")
     base = f"/agents/{b_agent.public_id}/end-users/u_ananya"
-    assert team_b_api.get(f"{base}/memory").code == "memory_not_found"
+    assert team_b_api.get(f"{base}/memory").code == "end_user_not_found"
     before = snapshot()
     assert team_b_api.delete(base).code == "end_user_not_found"
     assert team_b_api.delete(f"{base}/memory").status == 204

@@ -90,6 +90,7 @@ before(async () => {
     AGENTNAVA_ENGINE: 'offline',
     OPENAI_API_KEY: '',
     REDIS_URL: '',
+    Q_SYNC: '1', // webhook deliveries are sent inline: no cluster beside this server
     API_RATE_PER_KEY: '1000/minute',
     DJANGO_SETTINGS_MODULE: 'agentnava_site.settings',
   };
@@ -148,11 +149,12 @@ test('the snippets are the document\'s, word for word', { skip: !existsSync(DOCU
   }
 });
 
-test('the agent has exactly the document\'s methods', () => {
+test('the agent has the document\'s methods, and only the integration calls beside them', () => {
   const agent = client().agent(agentId);
-  assert.deepEqual(Object.keys(agent).sort(), ['endUser', 'get', 'memories', 'start', 'update']);
+  const DOCUMENT_CALLS = ['endUser', 'get', 'memories', 'start', 'update'];
+  assert.deepEqual(Object.keys(agent).sort(), [...DOCUMENT_CALLS, 'endUsers', 'webhooks'].sort());
   const ananya = agent.endUser('u_ananya');
-  assert.deepEqual(Object.keys(ananya).sort(), ['erase', 'id', 'memory']);
+  assert.deepEqual(Object.keys(ananya).sort(), ['conversations', 'erase', 'export', 'id', 'memory']);
   assert.deepEqual(Object.keys(ananya.memory).sort(), ['delete', 'get', 'set', 'stop']);
 });
 
@@ -208,9 +210,12 @@ test('reading and changing it, line by line', async () => {
   await ananya.memory.set('Prefers email over phone.');
   assert.equal((await ananya.memory.get()).stopped, false);
 
-  // delete: gone
+  // delete: gone (they are still known: an empty memory, not an error)
   await run(DELETE, { ananya });
-  await rejectsWith(ananya.memory.get(), 'memory_not_found');
+  const gone = await ananya.memory.get();
+  assert.equal(gone.text, '');
+  assert.equal(gone.stopped, false);
+  await rejectsWith(agent.endUser('u_never_met').memory.get(), 'end_user_not_found');
 });
 
 test('memories lists newest change first and pages with before', async () => {
@@ -261,7 +266,7 @@ test('endUser.erase() removes the memory and everything about them', async () =>
   await conversation.send('Hello');
   assert.equal((await endUser.memory.get()).conversations, 1);
   await run('await endUser.erase();', { endUser });
-  await rejectsWith(endUser.memory.get(), 'memory_not_found');
+  await rejectsWith(endUser.memory.get(), 'end_user_not_found');
   const listed = await agent.memories({ limit: 200 });
   assert.ok(!listed.memories.some((m) => m.endUserId === 'u_erin'));
   await rejectsWith(conversation.send('Are you there?'), 'conversation_not_found');
@@ -275,4 +280,90 @@ test('errors carry the API\'s code and status', async () => {
     client().agent(agentId).update({ memorySettings: { quietMinutes: 7 } }),
     (error) => error.code === 'invalid_request' && error.field === 'memorySettings.quietMinutes' && error.status === 400,
   );
+});
+
+// --- The integration calls beyond the document ---------------------------------------------
+
+test('client.agents() finds the agent ids, and createAgent() publishes version 1', async () => {
+  const api = client();
+  const made = await api.createAgent({ name: 'Billing', memorySettings: { on: true } });
+  assert.match(made.id, /^agt_/);
+  assert.equal(made.version, 1);
+  assert.equal(made.memorySettings.on, true);
+  const first = await api.agents({ limit: 1 });
+  assert.deepEqual(first.agents.map((a) => a.id), [made.id]);
+  const rest = await api.agents({ cursor: first.next.cursor });
+  assert.ok(rest.agents.some((a) => a.id === agentId));
+  await rejectsWith(api.createAgent({ name: 'X', memorySettings: { quietMinutes: 7 } }), 'invalid_request');
+});
+
+test('agent.endUsers(), a transcript, and endUser.export()', async () => {
+  const agent = client().agent(agentId);
+  const conversation = await agent.start({ endUserId: 'u_fatima', memory: false });
+  await conversation.send('Hello, I need my invoice.');
+  await conversation.record({ type: 'action', name: 'renew_plan', status: 'succeeded' });
+  const listed = await agent.endUsers({ q: 'u_fat' });
+  assert.deepEqual(listed.endUsers.map((p) => p.endUserId), ['u_fatima']);
+  assert.equal(listed.endUsers[0].hasMemory, false);
+  assert.equal(listed.endUsers[0].conversations, 1);
+  const fatima = agent.endUser('u_fatima');
+  const chats = await fatima.conversations();
+  assert.deepEqual(chats.conversations.map((c) => c.id), [conversation.id]);
+  const transcript = await client().conversation(conversation.id).get();
+  assert.equal(transcript.messages[0].text, 'Hello, I need my invoice.');
+  assert.equal(transcript.messages[1].role, 'agent');
+  assert.equal(transcript.actions[0].name, 'renew_plan');
+  const exported = await fatima.export();
+  assert.equal(exported.agent.id, agentId);
+  assert.equal(exported.conversations[0].messages.length, 2);
+  await rejectsWith(agent.endUser('u_never_met').export(), 'end_user_not_found');
+});
+
+test('client.endUser(id).erase() erases them on every agent of the team', async () => {
+  const api = client();
+  const other = await api.createAgent({ name: 'Sales' });
+  await api.agent(agentId).start({ endUserId: 'u_gita' });
+  await api.agent(other.id).start({ endUserId: 'u_gita' });
+  const erased = await api.endUser('u_gita').erase();
+  assert.deepEqual(erased.agents.map((a) => a.agentId).sort(), [agentId, other.id].sort());
+  assert.ok(erased.agents.every((a) => a.removed.conversations === 1));
+  await rejectsWith(api.endUser('u_gita').erase(), 'end_user_not_found');
+});
+
+test('webhooks: a signed delivery reaches a local endpoint and verifies with node:crypto', async () => {
+  const { createServer: createHttpServer } = await import('node:http');
+  const { createHmac, timingSafeEqual } = await import('node:crypto');
+  const received = [];
+  const receiver = createHttpServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => { body += chunk; });
+    request.on('end', () => {
+      received.push({ header: request.headers['agentnava-signature'], body });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise((ok) => receiver.listen(0, '127.0.0.1', ok));
+  try {
+    const agent = client().agent(agentId);
+    const hook = await agent.webhooks.create({ url: `http://127.0.0.1:${receiver.address().port}/hook`, events: ['memory.updated'] });
+    assert.equal(hook.agentId, agentId);
+    assert.deepEqual((await agent.webhooks.list()).map((w) => w.id), [hook.id]);
+    await agent.endUser('u_hana').memory.set('Prefers email over phone.');
+    assert.equal(received.length, 1);
+    // How a receiver checks one (the README's recipe): HMAC-SHA256 of "<t>.<body>", and t recent.
+    const { t, v1 } = Object.fromEntries(received[0].header.split(',').map((part) => part.split('=')));
+    const expected = createHmac('sha256', hook.secret).update(`${t}.${received[0].body}`).digest('hex');
+    assert.ok(timingSafeEqual(Buffer.from(expected), Buffer.from(v1)));
+    assert.ok(Math.abs(Date.now() / 1000 - Number(t)) < 300);
+    const event = JSON.parse(received[0].body);
+    assert.equal(event.type, 'memory.updated');
+    assert.deepEqual([event.data.agentId, event.data.endUserId, event.data.lines], [agentId, 'u_hana', 1]);
+    assert.ok(!received[0].body.includes('email'));
+    const read = await client().webhooks.get(hook.id);
+    assert.equal(read.deliveries[0].status, 'succeeded');
+    await client().webhooks.delete(hook.id);
+    await rejectsWith(client().webhooks.get(hook.id), 'webhook_not_found');
+  } finally {
+    receiver.close();
+  }
 });

@@ -41,11 +41,14 @@ def chat(agent, external_id, texts, *, at=None, memory=True):
 # --- get and set --------------------------------------------------------------------------
 
 
-def test_get_answers_memory_not_found_when_there_is_none(api, base, agent):
+def test_get_of_someone_never_met_is_404_and_of_someone_known_without_a_memory_is_empty(api, base, agent):
     answer = api.get(f"{base}/u_nobody/memory")
-    assert (answer.status, answer.code) == (404, "memory_not_found")
-    agent_services.end_user_get_or_create(agent=agent, external_id="u_known")
-    assert api.get(f"{base}/u_known/memory").code == "memory_not_found"
+    assert (answer.status, answer.code) == (404, "end_user_not_found")
+    chat(agent, "u_known", ["Hello."])
+    known = api.get(f"{base}/u_known/memory")
+    assert known.status == 200, known.body
+    assert known.body["text"] == "" and known.body["stopped"] is False and known.body["updatedAt"] is None
+    assert known.body["conversations"] == 1 and known.body["lastChatAt"] is not None
 
 
 def test_set_then_get_returns_the_text_with_every_r21_field(api, base, agent):
@@ -135,11 +138,12 @@ def test_delete_is_gone_and_old_chats_cannot_bring_it_back(api, base, agent):
     api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone."})
     answer = api.delete(f"{base}/u_ananya/memory")
     assert answer.status == 204
-    assert api.get(f"{base}/u_ananya/memory").code == "memory_not_found"
+    after = api.get(f"{base}/u_ananya/memory")
+    assert after.status == 200 and after.body["text"] == "" and after.body["readUpTo"] is not None
     # The quiet window of the old chat ends after the delete: it must not write the lines again.
     run_quiet_window(end_user_id=end_user.pk, now=timezone.now() + timedelta(hours=1))
     assert Memory.objects.get(end_user=end_user).text == ""
-    assert api.get(f"{base}/u_ananya/memory").code == "memory_not_found"
+    assert api.get(f"{base}/u_ananya/memory").body["text"] == ""
     assert api.delete(f"{base}/u_ananya/memory").status == 204  # again: still nothing
     assert api.delete(f"{base}/u_never_seen/memory").status == 204
     assert not EndUser.objects.filter(external_id="u_never_seen").exists()
@@ -157,6 +161,10 @@ def test_stop_empties_keeps_nothing_more_and_stop_false_resumes(api, base, agent
     assert (refused.status, refused.code) == (409, "memory_stopped")
     resumed = api.post(f"{base}/u_ananya/memory/stop", {"stop": False})
     assert (resumed.status, resumed.body["stopped"], resumed.body["stoppedAt"]) == (200, False, None)
+    # The next get agrees with what stop(false) answered (issue 16 point 6).
+    got = api.get(f"{base}/u_ananya/memory")
+    assert got.status == 200 and {k: got.body[k] for k in ("text", "stopped", "stoppedAt")} == {"text": "", "stopped": False, "stoppedAt": None}
+    assert got.body["readUpTo"] == resumed.body["readUpTo"]
     assert api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["usesMemory"] is True
     assert api.put(f"{base}/u_ananya/memory", {"text": "Likes tea."}).status == 200
 
@@ -209,7 +217,7 @@ def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, ba
     assert not ActionRun.objects.exists() and not Consent.objects.exists()
     assert not Memory.objects.filter(agent=agent).exists()
     assert not MemoryRun.objects.filter(memory__agent=agent).exists()
-    assert api.get(f"{base}/u_ananya/memory").code == "memory_not_found"
+    assert api.get(f"{base}/u_ananya/memory").code == "end_user_not_found"
     # Only that end user, only on that agent.
     assert Memory.objects.get(agent=other_agent).text == "Likes tea."
     assert EndUser.objects.filter(agent=agent, external_id="u_other").exists()
@@ -363,7 +371,7 @@ def test_a_page_reads_in_one_query_whatever_its_length(agent, django_assert_num_
 
 def test_an_end_user_id_with_nul_is_refused_or_not_found_never_a_server_error(api, base):
     path = f"{base}/u%00x"
-    assert api.get(f"{path}/memory").code == "memory_not_found"
+    assert api.get(f"{path}/memory").code == "end_user_not_found"
     for answer in (
         api.put(f"{path}/memory", {"text": "Likes tea."}),
         api.post(f"{path}/memory/stop", {}),
