@@ -34,7 +34,9 @@ class _Line:
 class _Memory:
     """The existing lines and the additions of this run; every change goes through ``put`` or ``update``."""
 
-    def __init__(self, lines: list[dict], *, opened: frozenset[str], left_out: frozenset[str]) -> None:
+    def __init__(
+        self, lines: list[dict], *, opened: frozenset[str], left_out: frozenset[str], offered: dict | None = None
+    ) -> None:
         self.lines = [
             _Line(number=int(line["n"]), original=str(line["text"]), text=str(line["text"]))
             for line in lines
@@ -43,15 +45,35 @@ class _Memory:
         self.added: list[Fact] = []
         self.opened = opened
         self.left_out = left_out
+        self.offered = offered or {}  # the run's sources by id, in the shape policy.source_refusal reads
 
     def _live(self) -> int:
         return sum(1 for line in self.lines if line.text is not None) + len(self.added)
 
-    def allows(self, text: str, key: str | None) -> bool:
+    def left_out_kind(self, text: str, key: str | None) -> bool:
         kind = kind_of(text, key) if key else kind_of_line(text)
-        if kind and kind in self.left_out:
+        return bool(kind and kind in self.left_out)
+
+    def allows(self, text: str, key: str | None, sources: list[str] | None = None) -> bool:
+        """The team's instructions keep this kind, the guards take the line, and (when it cites
+        sources) what it names is in what it cites, as the writer will check after us."""
+        if self.left_out_kind(text, key) or policy.line_refusal(text, opened=self.opened) is not None:
             return False
-        return policy.line_refusal(text, opened=self.opened) is None
+        if sources is None:
+            return True
+        cited = [self.offered[source] for source in sources if source in self.offered]
+        return policy.source_refusal(text, cited) is None
+
+    def _acceptable(self, fact: Fact) -> Fact | None:
+        """The fact as a line the guards take, or ``None``: "SMS" is written "text messages" when the
+        person did not type "SMS"."""
+        if self.allows(fact.text, fact.key, fact.sources):
+            return fact
+        if "SMS" in fact.text:
+            plain = fact.text.replace("to be reached by SMS", "to be reached by text message").replace("SMS", "texts")
+            if self.allows(plain, fact.key, fact.sources):
+                return Fact(fact.key, plain, fact.sources, fact.tentative)
+        return None
 
     def text_of(self, key: str) -> str | None:
         """The current text of the line with this key, if there is one."""
@@ -61,8 +83,14 @@ class _Memory:
         return next((fact.text for fact in self.added if fact.key == key), None)
 
     def put(self, fact: Fact) -> None:
-        if not self.allows(fact.text, fact.key):
+        if self.left_out_kind(fact.text, fact.key):
             return
+        accepted = self._acceptable(fact)
+        if accepted is None:
+            if not fact.tentative:
+                self._drop_contradicted(fact)
+            return
+        fact = accepted
         for line in self.lines:
             if line.text is None or line_key(line.text) != fact.key:
                 continue
@@ -83,6 +111,16 @@ class _Memory:
             return
         self.added.append(fact)
 
+    def _drop_contradicted(self, fact: Fact) -> None:
+        """What was said replaces a line, but the new line may not be written (the guards refuse it, or
+        it names what the cited words spell differently): the old line is contradicted, so it goes
+        rather than stays. Right or silent."""
+        for line in self.lines:
+            if line.text is not None and line_key(line.text) == fact.key and line.text != fact.text:
+                if "(said once" not in line.text.lower() and not fact.key.startswith("action:"):
+                    line.text, line.sources = None, list(fact.sources)
+        self.added = [added for added in self.added if added.key != fact.key]
+
     def update(self, update: Update) -> None:
         needle = significant(update.old) if update.old else set()
         touched = False
@@ -98,8 +136,12 @@ class _Memory:
                 else:
                     new_text = re.sub(rf"\b{re.escape(update.old)}\b", update.new, line.text, flags=re.I)
                     new_text = SAID_ONCE.sub("", new_text)
-                    if new_text != line.text and self.allows(new_text, line_key(new_text)):
+                    if new_text == line.text:
+                        pass
+                    elif self.allows(new_text, line_key(new_text), update.sources):
                         line.text, line.sources = new_text, list(update.sources)
+                    else:  # the old place or tool is gone and the new line may not be written: no stale line
+                        line.text, line.sources = None, list(update.sources)
                 touched = True
             self.added = [
                 fact
@@ -264,7 +306,12 @@ def memory_operations(payload: dict) -> dict:
     team = str(instructions.get("team") or "") if isinstance(instructions, dict) else str(instructions)
     opened = policy.categories_opened_by(team)
     left_out = kinds_left_out(team)
-    memory = _Memory(list(payload.get("lines") or []), opened=opened, left_out=left_out)
+    memory = _Memory(
+        list(payload.get("lines") or []), opened=opened, left_out=left_out, offered=policy.sources_from_payload({
+            "messages": [m for m in payload.get("messages") or [] if isinstance(m, dict) and "id" in m],
+            "actions": [a for a in payload.get("actions") or [] if isinstance(a, dict) and "id" in a],
+        })
+    )
 
     if payload.get("mode") == "review":
         for line in memory.lines:

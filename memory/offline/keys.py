@@ -20,7 +20,7 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("name", re.compile(r"^Prefers\s+to\s+be\s+called\b", re.I)),
     ("role", re.compile(r"^(?:Works\s+as\b|Leads\s+the\s+.+\s+team\b|Works\s+in\s+the\s+.+\s+team\b)", re.I)),
     ("app", re.compile(r"^Uses\s+the\s+\w+\s+app\b", re.I)),
-    ("os", re.compile(r"^Uses\s+(?:Windows|macOS|Linux|ChromeOS|Ubuntu)\b", re.I)),
+    ("os", re.compile(r"^Uses\s+(?:Windows|macOS|Linux|ChromeOS|Ubuntu|Android|iOS)\.?$|^Uses\s+(?:Windows|macOS)\s+\d+", re.I)),
     ("device", re.compile(r"^Uses\s+an?\s+", re.I)),
     ("billing", re.compile(r"^Is\s+on\s+the\s+(?:annual|monthly|yearly|quarterly)\s+plan\b", re.I)),
     ("plan", re.compile(r"^Is\s+on\s+the\s+.+\s+plan\b", re.I)),

@@ -118,7 +118,7 @@ NEGATED = re.compile(
 # wanted, asked for once, or not wanted, and a sentence never turns "don't call me" into phone.
 _CHANNEL_GERUND = r"(?:calling|ringing|phoning|texting|emailing|e-mailing|messaging|whatsapping|called|rung|phoned|texted|emailed|messaged)"
 _AVOID = re.compile(
-    rf"\b(?:don'?t|dont|do\s+not|never|pls\s+dont)\s+(?:ever\s+|even\s+|again\s+)?(?P<v>{CHANNEL_VERB})\s+(?:me|us)\b|"
+    rf"\b(?:don'?t|dont|do\s+not|never|pls\s+dont)\s+(?:ever\s+|even\s+|again\s+)?(?P<v>{CHANNEL_VERB})(?:\s+(?:me|us)\b|\s*$)|"
     rf"\b(?:stop|quit)\s+(?P<g>{_CHANNEL_GERUND})\b|"
     rf"\bstop\s+(?:sending|giving)\s+(?:me\s+|us\s+)?(?:any\s+)?(?:more\s+)?(?P<s>{CHANNEL})\b|"
     rf"\bno\s+more\s+(?P<m>{CHANNEL})\b|\bno\s+(?P<n>{CHANNEL})\s*(?=$|[,.!]|please|pls|thanks)|"
@@ -134,7 +134,8 @@ _AVOID = re.compile(
     re.I,
 )
 _PREFER = re.compile(
-    rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+|always\s+|definitely\s+)?(?:rather|prefer|like)\s+(?:to\s+be\s+(?:contacted|reached)\s+(?:by|via|on|over|through)\s+|being\s+(?:contacted|reached)\s+(?:by|via|on|over)\s+|you\s+|to\s+)?(?:use\s+|get\s+)?(?:an?\s+|the\s+)?(?P<p>{CHANNEL}|{CHANNEL_VERB}(?=\s+(?:me|us)\b))\b(?!\s+(?:in|with|about)\b)",
+    rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+|always\s+|definitely\s+)?(?:rather|prefer|like)\s+(?:to\s+be\s+(?:contacted|reached)\s+(?:by|via|on|over|through)\s+|being\s+(?:contacted|reached)\s+(?:by|via|on|over)\s+|you\s+|to\s+)?(?:use\s+|get\s+)?(?:an?\s+|the\s+)?(?P<p>{CHANNEL}|{CHANNEL_VERB}(?:ed|d)?(?=\s+(?:me|us)\b))\b(?!\s+(?:in|with|about)\b)|"
+    rf"(?:\band\s+|^\s*)(?:really\s+|much\s+|also\s+)?prefer\s+(?:to\s+be\s+(?:contacted|reached)\s+(?:by|via|on|over)\s+)?(?P<a>{CHANNEL})\b(?!\s+(?:in|with|about)\b)",
     re.I,
 )
 _REACH_ME = re.compile(
@@ -146,7 +147,7 @@ _BEST_WAY = re.compile(
     rf"\b(?:i|we)\s+(?:check|read|see|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<c>{CHANNEL}|inbox)\s+(?:way\s+|much\s+|a\s+lot\s+|far\s+)?more\b|"
     rf"^\s*(?:(?:yes|yeah|yep|ok|okay|honestly|just|only|tbh)[\s,]+)*(?P<o>{CHANNEL})\s+(?:only|please|pls|works(?:\s+(?:best|better|fine))?|(?:is|are)\s+(?:best|better|easier|fine|ok|okay|good|great|quicker|faster))\b|"
     rf"\b(?P<w>{CHANNEL})\s+(?:beats|trumps|wins)\b|"
-    rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})\s*(?:instead|please|pls|then|now)?\s*$",
+    rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|for\s+(?:updates|everything|that)\b))",
     re.I,
 )
 _BARE_CHANNEL = re.compile(rf"^\s*(?:by\s+|via\s+)?(?P<b>{CHANNEL})\s*(?:only|please|pls|instead|then)?\s*$", re.I)
@@ -155,7 +156,7 @@ _VERB_ME = re.compile(
     rf"(?:(?P<v>{CHANNEL_VERB})\s+(?:me|us)|(?:drop|shoot|send|give)\s+(?:me|us)\s+(?:an?\s+)?(?P<n>email|e-mail|mail|line|text|call|ring|whatsapp|message))\b(?P<rest>.*)$",
     re.I,
 )
-_ONE_OFF_OBJECT = re.compile(r"^\s*(?:the|a|an|my|our|this|that|it|those|these|some|details|back|when|about|once|today|tomorrow|tonight|later|at|in\s+an?\s+hour)\b", re.I)
+_ONE_OFF_OBJECT = re.compile(r"^\s*(?:the|a|an|my|our|this|that|it|those|these|some|details|back|when|about|once|today|tomorrow|tonight|later|in\s+an?\s+hour)\b", re.I)
 _PERSISTENT = re.compile(r"\b(?:instead|from\s+now\s+on|in\s+(?:the\s+)?future|going\s+forward|next\s+time|always|only|rather|prefer|just|honestly)\b", re.I)
 _VERB_CHANNEL = {"email": "email", "e-mail": "email", "mail": "email", "line": "email", "call": "phone", "phone": "phone", "ring": "phone",
                  "text": "SMS", "sms": "SMS", "whatsapp": "WhatsApp", "message": "chat", "inbox": "email",
@@ -197,7 +198,7 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
 
     for pattern in (_PREFER, _REACH_ME, _BEST_WAY):
         for match in pattern.finditer(text):
-            group = next(name for name in ("p", "c", "o", "w", "u") if name in pattern.groupindex and match.group(name))
+            group = next(name for name in ("p", "a", "c", "o", "w", "u") if name in pattern.groupindex and match.group(name))
             if wanted(match, group):
                 yield Hint("prefer", _channel(match.group(group)), sentence.source)
     if (match := _BARE_CHANNEL.search(text)) and wanted(match, "b"):
@@ -207,9 +208,10 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         if not wanted(match, group):
             continue
         rest = match.group("rest")
-        if _ONE_OFF_OBJECT.search(rest) and not re.match(r"\s*(?:instead|from\s+now\s+on|rather|only)\b", rest, re.I):
+        standing = re.search(r"\b(?:instead|from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|always|rather|only)\b", rest, re.I)
+        if _ONE_OFF_OBJECT.search(rest) and not standing:
             continue  # "email me the invoice": a one-off request
-        how = "prefer" if _PERSISTENT.search(match.group("cue") + " " + rest) else "request"
+        how = "prefer" if standing or _PERSISTENT.search(match.group("cue")) else "request"
         yield Hint(how, _channel(match.group(group)), sentence.source)
 
 
@@ -267,7 +269,7 @@ def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
 
 
 _LANGUAGE_PATTERNS = (
-    re.compile(rf"\b(?:chat|talk|speak|reply|respond|answer|write|message|communicate)\w*\s+(?:to\s+me\s+|with\s+me\s+|me\s+)?in\s+(?P<lang>{LANGUAGE})\b", re.I),
+    re.compile(rf"\b(?:chat|talk|speak|repl(?:y|ies|ied)|respon|answer|writ|message|communicat)\w*\s+(?:to\s+me\s+|with\s+me\s+|me\s+)?in\s+(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+)?(?:prefer|rather\s+use|rather\s+have)\s+(?:to\s+\w+\s+in\s+)?(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?:my|our)\s+(?:preferred\s+|first\s+|main\s+)?language\s+is\s+(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?:i'?m|i\s+am)\s+(?:more\s+)?comfortable\s+(?:in|with)\s+(?P<lang>{LANGUAGE})\b", re.I),
@@ -461,14 +463,14 @@ _DEVICE = re.compile(
     re.I,
 )
 _OS = re.compile(
-    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:all\s+|mostly\s+|running\s+|now\s+)*on\s+(?P<os>windows(?:\s+\d+)?|macos|mac\s*os|linux|ubuntu|chromeos)\b|"
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:all\s+|mostly\s+|running\s+|now\s+)*on\s+(?P<os>windows(?:\s+\d+)?|macos|mac\s*os|linux|ubuntu|chromeos|android|ios)\b|"
     r"\b(?:i|we)\s+(?:use|run)\s+(?P<os2>windows(?:\s+\d+)?|macos|linux|ubuntu|chromeos)\b",
     re.I,
 )
 _APP_NAMES = {"android": "Android", "ios": "iOS", "iphone": "iPhone", "web": "web", "desktop": "desktop",
               "mobile": "mobile", "windows": "Windows", "mac": "Mac"}
 _OS_NAMES = {"windows": "Windows", "macos": "macOS", "mac os": "macOS", "macos ": "macOS", "linux": "Linux",
-             "ubuntu": "Ubuntu", "chromeos": "ChromeOS"}
+             "ubuntu": "Ubuntu", "chromeos": "ChromeOS", "android": "Android", "ios": "iOS"}
 
 
 def _app_name(word: str) -> str:
@@ -507,8 +509,8 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
         version = raw[len(base):]
         yield _fact("os", f"Uses {_OS_NAMES.get(base, base.title())}{version}.", sentence)
     for match in re.finditer(
-        rf"\b(?:i|we)(?:'re|\s+are|'m|\s+am)?\s+(?:also\s+|mostly\s+|mainly\s+|now\s+|already\s+)?(?:use|using|run|running|rely\s+on|work\s+in|work\s+with|integrated\s+with|connected)\s+"
-        rf"(?P<tools>{INTEGRATION}(?:\s*(?:,|and|&)\s*{INTEGRATION})*)\b|\b(?:our|my)\s+(?:crm|help\s?desk|ticketing\s+(?:system|tool)|store|shop)\s+(?:is|runs\s+on)\s+(?P<tools2>{INTEGRATION})\b",
+        rf"\b(?:i|we)(?:'re|\s+are|'m|\s+am)?\s+(?:also\s+|mostly\s+|mainly\s+|now\s+|already\s+)?(?:use|using|run\s+on|running\s+on|run|running|rely\s+on|work\s+in|work\s+with|integrated\s+with|connected|on)\s+"
+        rf"(?P<tools>{INTEGRATION}(?:(?:\s*(?:,|and|&|or|plus)\s*|\s+for\s+[\w\-]+(?:\s+[\w\-]+)?\s+(?:and|,)\s+){INTEGRATION})*)\b|\b(?:our|my)\s+(?:crm|help\s?desk|ticketing\s+(?:system|tool)|store|shop)\s+(?:is|runs\s+on)\s+(?P<tools2>{INTEGRATION})\b",
         text,
         re.I,
     ):
@@ -738,10 +740,11 @@ _SWITCHED = re.compile(
 
 
 def _table_place(code: str, raw: str) -> str:
-    english = english_of(code, "place_names", raw)
-    if english != raw.strip():
-        return english
-    return _place(raw)
+    """The place as the person spelled it ("Köln", "Sevilla": a line must name what its source says);
+    a place typed in another script is given its English name."""
+    if re.search(r"[A-Za-z\u00C0-\u024F]", raw):
+        return _place(raw)
+    return english_of(code, "place_names", raw)
 
 
 def _role_line(match_values: dict, text: str) -> str | None:
