@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import tab_views, views
+from . import export_views, tab_views, views
 
 app_name = "memory"
 
@@ -29,5 +29,6 @@ urlpatterns = [
     path(ONE + "stop/", views.memory_stop, name="stop"),
     path(ONE + "delete/", views.memory_delete, name="delete"),
     path(ONE + "erase/", views.end_user_erase, name="erase"),
+    path(ONE + "export/", export_views.end_user_export_download, name="export"),
     path("agents/<str:public_id>/conversations/<str:conversation_id>/", views.conversation_transcript, name="transcript"),
 ]

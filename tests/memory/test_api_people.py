@@ -167,3 +167,22 @@ def test_over_http_list_export_and_erase_an_id_with_a_slash(live_server, team, a
     erased = api.delete(f"/end-users/{quote('shop/42', safe='/')}")
     assert erased.status == 200 and erased.body["agents"][0]["agentId"] == agent.public_id
     assert not Conversation.objects.exists() and not Message.objects.exists()
+
+
+def test_one_memorys_page_offers_the_export_as_a_download(agent, member_client, other_team):
+    conversation = chat(agent, "u_ananya", ["I work from the Pune office."])
+    services.memory_set(end_user=conversation.end_user, text="Works from the Pune office.")
+    page = member_client.get(f"/agents/{agent.public_id}/memory/people/{conversation.end_user.pk}/")
+    link = f"/agents/{agent.public_id}/memory/people/{conversation.end_user.pk}/export/"
+    assert page.status_code == 200 and link.encode() in page.content
+    download = member_client.get(link)
+    assert download.status_code == 200
+    assert download["Content-Disposition"] == f'attachment; filename="{agent.public_id}-u_ananya.json"'
+    document = download.json()
+    assert document["endUser"]["text"] == "Works from the Pune office."
+    assert document["conversations"][0]["messages"][0]["text"] == "I work from the Pune office."
+    # Another team's agent, or someone else's end user id, is a 404.
+    theirs = agent_services.agent_create(team=other_team[0], name="Globex")
+    other = agent_services.end_user_get_or_create(agent=theirs, external_id="u_x")
+    assert member_client.get(f"/agents/{theirs.public_id}/memory/people/{other.pk}/export/").status_code == 404
+    assert member_client.get(f"/agents/{agent.public_id}/memory/people/{other.pk}/export/").status_code == 404
