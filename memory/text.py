@@ -96,6 +96,7 @@ _NUMBER_SEPARATOR = re.compile(r"(?<=\d)(?:[\s.\-/_|\\]|,(?=\d))+(?=\d)")
 _SPACED_LETTERS = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*]){2,}[^\W\d_](?![^\W\d_])")
 _LEET = str.maketrans({"0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "4": "a", "@": "a", "5": "s", "$": "s", "7": "t", "8": "b", "9": "g", "+": "t"})
 _LEET_ALT = str.maketrans({"1": "l"})
+_LEET_NEIGHBOURS = re.compile(r"[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_]")
 _LEETY_TOKEN = re.compile(r"[^\s]*[a-z][^\s]*")
 _KEYWORDS: set[str] = set()
 _STEMS: list[tuple[str, ...]] = [()]
@@ -164,5 +165,6 @@ def view(text: str) -> View:
     digits = _NUMBER_SEPARATOR.sub("", with_numbers)
     folded = fold_word(with_numbers)
     folded = _SPACED_LETTERS.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), folded)
-    folded = _LEETY_TOKEN.sub(_unleet, folded)
+    if _LEET_NEIGHBOURS.search(folded):
+        folded = _LEETY_TOKEN.sub(_unleet, folded)
     return View(surface=base, digits=digits, folded=folded, plain=plain(with_numbers))

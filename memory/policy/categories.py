@@ -39,6 +39,7 @@ class _WordIndex:
                     continue
                 self.phrases.setdefault(parts, set()).add(code)
         self.stem_tuples = {code: tuple(stems) for code, stems in self.stems.items()}
+        self.all_stems = tuple(stem for stems in self.stems.values() for stem in stems)
         self.first_tokens = {parts[0] for parts in self.phrases}
 
     def codes_in(self, folded: str) -> set[str]:
@@ -50,36 +51,18 @@ class _WordIndex:
                     codes = self.phrases.get(tuple(tokens[i : i + n]))
                     if codes:
                         found |= codes
-            for code, stems in self.stem_tuples.items():
-                if code not in found and token.startswith(stems):
-                    found.add(code)
+            if token.startswith(self.all_stems):
+                for code, stems in self.stem_tuples.items():
+                    if code not in found and token.startswith(stems):
+                        found.add(code)
         return found
 
 
-def _words_by_code() -> dict[str, list[str]]:
-    import tomllib
-
-    from memory.vocabulary import HERE, LANGUAGES
-
-    lists = {}
-    with open(HERE / "lists.toml", "rb") as handle:
-        lists = tomllib.load(handle)["lists"]
-    out: dict[str, list[str]] = {}
-    for language in LANGUAGES:
-        with open(HERE / f"{language}.toml", "rb") as handle:
-            data = tomllib.load(handle)
-        for table in ("categories", "more"):
-            for code, entry in data.get(table, {}).items():
-                for word in entry.get("words", []):
-                    if word.startswith("{") and word.endswith("}"):
-                        out.setdefault(code, []).extend(w.replace("?", "") for w in lists[word[1:-1]])
-                    else:
-                        out.setdefault(code, []).append(word)
-    return out
-
-
-_INDEX = _WordIndex(_words_by_code())
-_PATTERNS = {code: category.patterns for code, category in vocabulary().categories.items()}
+_INDEX = _WordIndex(vocabulary().category_words)
+_PATTERNS = {
+    code: tuple(zip(category.patterns, category.needs, strict=True)) for code, category in vocabulary().categories.items()
+}
+_PLAIN_TOKEN = re.compile(r"[\w\u0900-\u097F]+")
 
 # A person named by a common first name is someone else, unless the line says what the person themself is
 # called ("Prefers to be called Meera").
@@ -112,6 +95,7 @@ def _names_someone(v: View) -> bool:
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:
     """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
     found = _INDEX.codes_in(v.folded)
+    tokens = None
     if "other_people" not in found and "other_people" not in opened and _names_someone(v):
         found.add("other_people")
     for code in order:
@@ -119,6 +103,11 @@ def category_of(v: View, order, opened: frozenset[str]) -> str | None:
             continue
         if code in found:
             return code
-        if any(pattern.search(v.plain) for pattern in _PATTERNS.get(code, ())):
-            return code
+        for pattern, needs in _PATTERNS.get(code, ()):
+            if needs is not None:
+                tokens = tokens if tokens is not None else set(_PLAIN_TOKEN.findall(v.folded))
+                if needs.isdisjoint(tokens):
+                    continue
+            if pattern.search(v.plain):
+                return code
     return None

@@ -56,8 +56,10 @@ _LOGIN_PAIR = re.compile(
     rf"(?:[/|:]|\s(?:pass|pw|pwd|password|passwort|contrase(?:n|ñ)a|senha|mot de passe|mdp)\s*[:=]?)\s*(?P<pw>[^\s]{{3,}})"
 )
 _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I)
-_KEYS = tuple(re.compile(rule["regex"]) for rule in vocabulary().keys)
+# One regex for every vendor rule: one scan of the line instead of one per rule.
+_KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
+_KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
 _KEY_WORD = re.compile(r"(?i)\b(?:bearer|basic|token|key|secret|sig|signature|session|sessionid|cookie|sid)\b")
 _PRIVATE_KEY = re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I)
 
@@ -180,9 +182,9 @@ _COMMON_SUBJECTS = frozenset(
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
+    has_word = _SECRET_WORD.search(folded) is not None
     return bool(
-        _word_then_value(folded)
-        or _value_then_word(folded)
+        (has_word and (_word_then_value(folded) or _value_then_word(folded)))
         or _QUESTION.search(folded)
         or _login_pair(folded)
         or _URL_CREDENTIALS.search(v.surface)
@@ -205,9 +207,12 @@ def key_in(v: View) -> bool:
     text = v.surface
     if _PRIVATE_KEY.search(text):
         return True
-    if not _TOKEN_RUN.search(text) and not _KEY_WORD.search(text):
-        return False  # no run of 16+ key characters and no key word: no rule can match
-    return any(pattern.search(text) for pattern in _KEYS)
+    # Every vendor rule ends in a run of 12+ key characters: search only around such runs (with the 40
+    # characters before each, for "Bearer ", "api key = " and the like), not the whole line.
+    for run in _KEY_RUN.finditer(text):
+        if _KEYS.search(text, max(0, run.start() - 40), run.end()):
+            return True
+    return False
 
 
 def detect_secrets_in(v: View) -> str | None:

@@ -68,6 +68,7 @@ class IdRule:
     alone: str
     context: re.Pattern | None
     min_digits: int
+    min_run: int
 
 
 def _compile(entry: dict) -> IdRule:
@@ -85,6 +86,7 @@ def _compile(entry: dict) -> IdRule:
         alone=entry.get("alone", "context"),
         context=re.compile(rf"{WORD_START}(?:{word_alternation(context)}){WORD_END}") if context else None,
         min_digits=int(entry.get("min_digits", 0)),
+        min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
     )
 
 
@@ -97,6 +99,7 @@ _ALL_CONTEXT = re.compile(
 # Cards and IBANs (code: they need more than a shape and a word)
 # ---------------------------------------------------------------------------------------------
 
+_DIGIT_RUNS = re.compile(r"\d+")
 _LONG_RUN = re.compile(r"(?<![\d])\d{13,19}(?![\d])")
 _OVERLONG_RUN = re.compile(r"\d{20,}")
 _PHONE_WORDS = re.compile(
@@ -228,8 +231,9 @@ def id_in(v: View) -> tuple[str, str] | None:
     if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
         return None
     context_here = bool(_ALL_CONTEXT.search(v.folded))
+    longest_run = max((len(run) for run in _DIGIT_RUNS.findall(v.digits)), default=0)
     for rule in RULES:
-        if digit_count < rule.min_digits:
+        if digit_count < rule.min_digits or longest_run < rule.min_run:
             continue
         if rule.alone == "context" and not context_here:
             continue

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from memory.text import WORD_END, WORD_START, fold_word, plain, register_keywords
 
+from .simple import split_pattern
+
 HERE = Path(__file__).resolve().parent
 LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")
 CREDENTIAL_LISTS = (
@@ -31,6 +33,7 @@ CREDENTIAL_LISTS = (
     "security_questions", "login",
 )
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_TOKENS = re.compile(r"[\w\u0900-\u097F]+")
 
 
 def _load(name: str) -> dict:
@@ -68,12 +71,17 @@ def _list_alternation(items) -> str:
 class Category:
     words: re.Pattern | None  # on the folded view
     patterns: tuple[re.Pattern, ...]  # on the plain view
+    # For each pattern, the words one of which a line must hold for it to be tried (those of the lists it
+    # inserts), or None: a cheap skip for patterns with long lists (parties, demonyms).
+    needs: tuple[frozenset[str] | None, ...] = ()
 
 
 @dataclass(frozen=True)
 class Vocabulary:
     credentials: dict[str, tuple[str, ...]]
     categories: dict[str, Category]
+    # Every category's words, the simple alternatives of its patterns included (see ``simple``).
+    category_words: dict[str, tuple[str, ...]]
     ids: tuple[dict, ...]
     keys: tuple[dict, ...]
 
@@ -82,13 +90,20 @@ class Vocabulary:
 def vocabulary() -> Vocabulary:
     """Every file read and compiled once per process."""
     files = [_load(f"{language}.toml") for language in LANGUAGES]
-    lists = {name: _list_alternation(items) for name, items in _load("lists.toml")["lists"].items()}
+    raw_lists = _load("lists.toml")["lists"]
+    lists = {name: _list_alternation(items) for name, items in raw_lists.items()}
     for data in files:
         for name, value in data.get("lists", {}).items():
             lists[name] = value if isinstance(value, str) else _list_alternation(value)
 
     def expand(pattern: str) -> str:
         return _PLACEHOLDER.sub(lambda m: f"(?:{lists[m.group(1)]})" if m.group(1) in lists else m.group(0), pattern)
+
+    def needs_of(pattern: str) -> frozenset[str] | None:
+        names = [name for name in _PLACEHOLDER.findall(pattern) if name in raw_lists]
+        if not names:
+            return None
+        return frozenset(t for name in names for item in raw_lists[name] for t in _TOKENS.findall(fold_word(item)))
 
     credentials = {name: [] for name in CREDENTIAL_LISTS}
     words: dict[str, list[str]] = {}
@@ -98,12 +113,21 @@ def vocabulary() -> Vocabulary:
             credentials[name].extend(data.get("credentials", {}).get(name, []))
         for table in ("categories", "more"):
             for code, entry in data.get(table, {}).items():
-                words.setdefault(code, []).extend(entry.get("words", []))
-                patterns.setdefault(code, []).extend(entry.get("patterns", []))
+                for word in entry.get("words", []):
+                    if word.startswith("{") and word.endswith("}"):
+                        words.setdefault(code, []).extend(w.replace("?", "") for w in raw_lists[word[1:-1]])
+                    else:
+                        words.setdefault(code, []).append(word)
+                for pattern in entry.get("patterns", []):
+                    simple, rest = split_pattern(expand(pattern))
+                    words.setdefault(code, []).extend(simple)
+                    if rest:
+                        patterns.setdefault(code, []).append((rest, needs_of(pattern)))
     categories = {
         code: Category(
-            words=words_regex(words.get(code, [])),
-            patterns=tuple(re.compile(expand(p), re.I) for p in patterns.get(code, [])),
+            words=None,
+            patterns=tuple(re.compile(p, re.I) for p, _ in patterns.get(code, [])),
+            needs=tuple(n for _, n in patterns.get(code, [])),
         )
         for code in words.keys() | patterns.keys()
     }
@@ -114,6 +138,7 @@ def vocabulary() -> Vocabulary:
     return Vocabulary(
         credentials={name: tuple(dict.fromkeys(values)) for name, values in credentials.items()},
         categories=categories,
+        category_words={code: tuple(dict.fromkeys(ws)) for code, ws in words.items()},
         ids=tuple(_load("ids.toml")["id"]),
         keys=tuple(_load("keys.toml")["key"]),
     )

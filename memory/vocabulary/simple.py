@@ -1,0 +1,134 @@
+"""Turn the simple alternatives of a vocabulary pattern into words (a compile-time speed-up).
+
+Most alternatives of the categories' patterns are word lists written as regular expressions
+(``\\bdiabet\\w*``, ``\\b(?:mosques?|temples?)\\b``). Searching a line for each costs a regex scan; looking a
+word up in a set costs nothing. ``split_pattern`` expands every alternative made only of literals, ``\\s``,
+optional characters, ``(?:a|b)`` groups and a final ``\\w*`` into the words it matches, and leaves the rest
+as a (smaller) pattern. What a line is refused for does not change: the words are matched whole on the
+folded view, as the regex matched them on the plain one.
+"""
+from __future__ import annotations
+
+import itertools
+
+_MAX_EXPANSIONS = 64
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def split_alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (``|`` outside groups and classes)."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts
+
+
+def _expand(s: str, i: int = 0, stop: str = "") -> tuple[list[str], int]:
+    """Expand s[i:] up to an unmatched ``)`` or ``|`` (when ``stop``); returns (strings, index)."""
+    results = [""]
+    while i < len(s):
+        c = s[i]
+        if stop and c in ")|":
+            return results, i
+        if s.startswith(r"\s+", i) or s.startswith(r"\s*", i):
+            piece, i = [" "], i + 3
+        elif s.startswith(r"[-\s]?", i) or s.startswith(r"[\s-]?", i) or s.startswith(r"[\s\-]?", i):
+            piece, i = ["", " "], i + (7 if s.startswith(r"[\s\-]?", i) else 6)
+        elif s.startswith(r"\s?", i) or s.startswith(r"-?", i) and False:
+            piece, i = ["", " "], i + 3
+        elif s.startswith(r"\s", i):
+            piece, i = [" "], i + 2
+        elif s.startswith(r"\-", i):
+            piece, i = ["-"], i + 2
+        elif s.startswith("(?:", i):
+            options, i = [], i + 3
+            while True:
+                option, i = _expand(s, i, stop=")|")
+                options.extend(option)
+                if i >= len(s):
+                    raise _Unsupported
+                if s[i] == "|":
+                    i += 1
+                    continue
+                i += 1  # ")"
+                break
+            piece = options
+        elif c == "[" and "]" in s[i:]:
+            end = s.index("]", i)
+            chars = s[i + 1 : end]
+            if not chars or not all(ch.isalpha() for ch in chars):
+                raise _Unsupported
+            piece, i = list(chars), end + 1
+        elif c.isalnum() or c in " '-":
+            piece, i = [c], i + 1
+        else:
+            raise _Unsupported
+        if i < len(s) and s[i] == "?":
+            piece, i = [""] + piece, i + 1
+        results = [a + b for a, b in itertools.product(results, piece)]
+        if len(results) > _MAX_EXPANSIONS:
+            raise _Unsupported
+    return results, i
+
+
+def words_of(alternative: str) -> list[str] | None:
+    """The words a simple alternative matches (a stem ends in ``*``), or ``None`` if it is not simple."""
+    alt = alternative.strip()
+    if not alt.startswith(r"\b"):
+        return None
+    body = alt[2:]
+    stem = False
+    if body.endswith(r"\b"):
+        body = body[:-2]
+    elif body.endswith(r"\w*"):
+        body, stem = body[:-3], True
+    else:
+        stem = True  # no word edge at the end: "\bstress" matches "stressful" too
+    if "(?-i" in body or "(?=" in body or "(?!" in body or "(?<" in body:
+        return None
+    try:
+        expanded, end = _expand(body)
+    except _Unsupported:
+        return None
+    if end != len(body):
+        return None
+    out = []
+    for word in expanded:
+        word = " ".join(word.replace("-", " ").split())
+        if not word:
+            return None
+        if stem and " " in word:
+            return None  # a stem on a phrase: leave it to the regex
+        out.append(word + ("*" if stem else ""))
+    return out
+
+
+def split_pattern(pattern: str) -> tuple[list[str], str | None]:
+    """(words, the rest of the pattern or None)."""
+    words, rest = [], []
+    for alternative in split_alternatives(pattern):
+        found = words_of(alternative)
+        if found is None:
+            rest.append(alternative)
+        else:
+            words.extend(found)
+    return words, "|".join(rest) if rest else None
