@@ -14,7 +14,7 @@ from agents.api_errors import error_body
 from consent import api as consent_api
 from consent.notice import notice_text
 from memory import api as memory_api
-from memory import api_people
+from memory import api_jobs, api_people
 from webhooks import api as webhooks_api
 
 
@@ -55,6 +55,15 @@ v1 = [
     path("conversations/<str:conversation_id>/events", agents_api.EventRecordApi.as_view(), name="conversation-events"),
 ]
 v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
+v1 += [
+    path("agents/<str:agent_id>/try", api_jobs.TryStartApi.as_view(), name="agent-try"),
+    path("agents/<str:agent_id>/try/<int:job_id>", api_jobs.TryJobApi.as_view(), name="agent-try-job"),
+    path("agents/<str:agent_id>/try/<int:job_id>/cancel", api_jobs.TryCancelApi.as_view(), name="agent-try-cancel"),
+    path("agents/<str:agent_id>/apply", api_jobs.ApplyStartApi.as_view(), name="agent-apply"),
+    path("agents/<str:agent_id>/apply/<int:job_id>", api_jobs.ApplyJobApi.as_view(), name="agent-apply-job"),
+    path("agents/<str:agent_id>/apply/<int:job_id>/cancel", api_jobs.ApplyCancelApi.as_view(), name="agent-apply-cancel"),
+    path("agents/<str:agent_id>/instruction-check", api_jobs.InstructionCheckApi.as_view(), name="agent-instruction-check"),
+]
 v1.append(path("webhooks", webhooks_api.WebhookListApi.as_view(), name="webhooks"))
 v1.append(path("webhooks/<str:webhook_id>", webhooks_api.WebhookApi.as_view(), name="webhook"))
 

@@ -41,6 +41,13 @@ MATRIX = [
     ("GET", "/agents/{agent_id}/end-users/{end_user_id}/conversations", None),
     ("GET", "/agents/{agent_id}/end-users/{end_user_id}/export", None),
     ("GET", "/conversations/{conversation_id}", None),
+    ("POST", "/agents/{agent_id}/try", {"people": 1}),
+    ("GET", "/agents/{agent_id}/try/{job_id}", None),
+    ("POST", "/agents/{agent_id}/try/{job_id}/cancel", None),
+    ("POST", "/agents/{agent_id}/apply", None),
+    ("GET", "/agents/{agent_id}/apply/{job_id}", None),
+    ("POST", "/agents/{agent_id}/apply/{job_id}/cancel", None),
+    ("POST", "/agents/{agent_id}/instruction-check", {"instructions": "Keep their health conditions."}),
     ("GET", "/webhooks/{webhook_id}", None),
     ("PATCH", "/webhooks/{webhook_id}", {"active": False}),
     ("DELETE", "/webhooks/{webhook_id}", None),
@@ -86,8 +93,10 @@ def team_b_api(live_server, other_team):
     return api_for(live_server, team)
 
 
-def fill(route, *, agent_id, conversation_id, end_user_id="u_ananya", webhook_id=MISSING_WEBHOOK):
-    return route.format(agent_id=agent_id, conversation_id=conversation_id, end_user_id=end_user_id, webhook_id=webhook_id)
+def fill(route, *, agent_id, conversation_id, end_user_id="u_ananya", webhook_id=MISSING_WEBHOOK, job_id=1):
+    return route.format(
+        agent_id=agent_id, conversation_id=conversation_id, end_user_id=end_user_id, webhook_id=webhook_id, job_id=job_id
+    )
 
 
 def test_the_matrix_covers_every_operation_in_the_schema(live_server, team_b_api):
