@@ -112,6 +112,25 @@ def test_after_retention_no_chat_from_before_a_delete_or_stop_brings_a_line_back
     assert lines(agent, "u_1") == [FACTS["email"]]  # never the Pune office again
 
 
+def test_try_never_replays_chats_from_before_a_delete_expiry_or_forget(agent, engine):
+    from memory import trial
+
+    _, last = say(agent, "u_1", "I work from the Pune office.", at=T0)
+    sweep(last + timedelta(hours=1))
+    services.memory_delete(end_user=end_user_of(agent, "u_1"), now=last + timedelta(hours=2))
+    services.memory_retention_sweep(now=last + timedelta(days=120))
+    _, later = say(agent, "u_1", "I'm allergic to peanuts, please email me.", at=last + timedelta(days=121))
+    sweep(later + timedelta(hours=1))
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=later + timedelta(hours=2))
+    chat.conversation_send(conversation=conversation, text="forget that I prefer email", now=later + timedelta(hours=2, minutes=1))
+    config = agent_services.agent_published_version(agent).config
+    draft = {**config, "memorySettings": {**config["memorySettings"], "instructions": "Keep food allergies."}}
+    person = trial.trial_run(agent=agent, config=draft, engine=Scripted(), now=later + timedelta(days=1)).people[0]
+    assert FACTS["pune"] not in person.after and FACTS["email"] not in person.after
+    # The allergy was said on a version that left allergies out: the draft does not reach back either.
+    assert FACTS["peanut"] not in person.after
+
+
 def test_an_expired_memory_is_emptied_and_older_unread_chats_never_come_back(agent, engine):
     _, last = say(agent, "u_1", "I speak Hindi.", at=T0)
     sweep(last + timedelta(hours=1))
