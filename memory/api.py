@@ -257,7 +257,7 @@ class MemoryApi(TeamApi):
     def delete(self, request, agent_id, end_user_id):
         end_user = end_user_lookup(self.agent(agent_id), end_user_id)
         if end_user is not None:
-            services.memory_delete(end_user=end_user)
+            services.memory_delete(end_user=end_user, kind=MemoryRun.Kind.API_SET)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
