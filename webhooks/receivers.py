@@ -42,12 +42,15 @@ def memory_saved(sender, instance, created, update_fields=None, **kwargs):
     found = memory_event(instance, frozenset(update_fields))
     if found is None:
         return
-    event, data = found
-    agent = Agent.objects.only("public_id", "team_id").get(pk=instance.agent_id)
-    external_id = instance.end_user.external_id
-    emit(team_id=agent.team_id, agent_id=agent.pk, event=event, data={"agentId": agent.public_id, "endUserId": external_id, **data})
+    event, counts = found
+
+    def data():
+        agent_public_id = Agent.objects.filter(pk=instance.agent_id).values_list("public_id", flat=True).get()
+        return {"agentId": agent_public_id, "endUserId": instance.end_user.external_id, **counts}
+
+    emit(agent_id=instance.agent_id, event=event, data=data)
 
 
 @receiver(end_user_erased, dispatch_uid="webhooks.end_user_erased")
 def end_user_was_erased(sender, agent, external_id, removed, **kwargs):
-    emit(team_id=agent.team_id, agent_id=agent.pk, event="end_user.erased", data={"agentId": agent.public_id, "endUserId": external_id, "removed": removed})
+    emit(agent_id=agent.pk, event="end_user.erased", data={"agentId": agent.public_id, "endUserId": external_id, "removed": removed})

@@ -79,16 +79,24 @@ def endpoint_delete(*, endpoint: Endpoint) -> None:
 # --- Events -------------------------------------------------------------------------------
 
 
-def emit(*, team_id: int, agent_id: int, event: str, data: dict, now: datetime | None = None) -> list[Delivery]:
-    """One delivery per active endpoint of the team subscribed to `event` (and to this agent, when
-    the endpoint names one); queued when the surrounding transaction commits."""
-    endpoints = [
+def subscribed(*, agent_id: int, event: str) -> list[Endpoint]:
+    """The active endpoints of the agent's team that take `event` from this agent (one query; the
+    event list is filtered here, as SQLite has no JSON containment)."""
+    return [
         endpoint
-        for endpoint in Endpoint.objects.filter(team_id=team_id, active=True)
+        for endpoint in Endpoint.objects.filter(team__agents=agent_id, active=True)
         if event in endpoint.events and endpoint.agent_id in (None, agent_id)
     ]
+
+
+def emit(*, agent_id: int, event: str, data, now: datetime | None = None) -> list[Delivery]:
+    """One delivery per endpoint subscribed to `event` from this agent, queued when the surrounding
+    transaction commits. `data` (ids and counts) may be a callable, called only when some endpoint
+    listens, so a team without webhooks pays one query per memory change."""
+    endpoints = subscribed(agent_id=agent_id, event=event)
     if not endpoints:
         return []
+    data = data() if callable(data) else data
     now = now or timezone.now()
     deliveries = [
         Delivery.objects.create(endpoint=endpoint, event=event, data=data, created_at=now, next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
