@@ -29,7 +29,7 @@ from agents.models import Conversation, EndUser
 
 from . import due
 from .models import Memory, MemoryRun
-from .note import render_note, note_lines
+from .note import note_lines, render_note
 
 UNSET = object()
 ONE_MICROSECOND = timedelta(microseconds=1)

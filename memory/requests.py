@@ -10,28 +10,31 @@
   does not use memory, that this chat does not use it (and how to manage it).
 
 Stop and forget work whether or not memory is used for the conversation. Recognition is plain
-rules over the text, in English, Spanish and Hindi (Devanagari and romanised), and for a stop also
-French, German and Portuguese: a message that only looks like one ("don't forget to email me the
-receipt", "I forgot my password") is left to the normal reply.
+rules over the text, read from one data file per language (memory/request_phrases/<lang>.toml:
+English, Spanish and Hindi in Devanagari and romanised for every request, French, German and
+Portuguese for a stop; a new language is a new file): a message that only looks like one ("don't
+forget to email me the receipt", "I forgot my password") is left to the normal reply.
 
 Registered as `agents.extensions.registry.end_user_request` in `MemoryConfig.ready`.
 """
 from __future__ import annotations
 
 import re
-import unicodedata
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from django.utils import timezone
 
 from agents.models import Conversation
 
 from . import policy
-from .models import Memory, MemoryRun
 from .commit import memory_commit, memory_locked
+from .models import Memory, MemoryRun
 from .note import note_lines, render_note
 from .services import memory_stop
+from .text import surface
 
 MAX_REQUEST_CHARS = 500  # a forget or show request is a short message; longer ones are not parsed for them
 MAX_MESSAGE_CHARS = 4000  # a stop is looked for in any chat message (agents.chat.MAX_MESSAGE_CHARS)
@@ -42,29 +45,66 @@ MIN_MATCH_SHARE = 0.5  # a line is "about" the subject when it holds at least ha
 @dataclass(frozen=True)
 class EndUserRequest:
     kind: str  # "stop", "forget" or "show"
-    lang: str  # "en", "es" or "hi": the language of the reply
+    lang: str  # the phrase file it matched ("en", "es", "hi", ...): the language of the reply
     subject: str = ""  # for "forget": what to remove, in their words
     explicit: bool = True  # "forget that ..." (explicit) vs a bare "forget the receipt"
 
 
 # --- Recognising a request ------------------------------------------------------------------
+# The phrases are data: memory/request_phrases/<lang>.toml, one file per language (patterns,
+# politeness, stopwords, replies). This code only compiles and applies them.
 
-_LEADING = re.compile(
-    r"^(?:hi|hello|hey|hiya|ok|okay|so|and|also|um|well|please|pls|plz|kindly|now|actually|listen|"
-    r"hola|oye|por favor|namaste|namaskar|suno|ji|नमस्ते|कृपया|"
-    r"(?:can|could|would|will) (?:you|u)(?: please)?|"
-    r"i (?:want|would like|'d like|need) you to|"
-    r"(?:puedes|podr[ií]as)(?: por favor)?)\b[\s,!.]*"
-)
-_TRAILING = re.compile(
-    r"[\s,]*\b(?:please|pls|plz|thanks|thank you|por favor|gracias|ji|now|right now|anymore|any more|"
-    r"from now on|again|kripya|please ji|bitte|danke|s'il (?:te|vous) pla[iî]t|merci|obrigad[oa])$"
-)
+PHRASES_DIR = Path(__file__).resolve().parent / "request_phrases"
+LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")  # the order patterns are tried in; other files follow
 _EDGE_CHARS = " \t.!?¿¡,;:\"'।"
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def _load_phrases() -> dict[str, dict]:
+    found = {path.stem: path for path in PHRASES_DIR.glob("*.toml")}
+    order = [lang for lang in LANGUAGES if lang in found] + sorted(set(found) - set(LANGUAGES))
+    phrases = {}
+    for lang in order:
+        with open(found[lang], "rb") as handle:
+            phrases[lang] = tomllib.load(handle)
+    return phrases
+
+
+PHRASES = _load_phrases()
+REPLIES = {lang: data.get("replies", {}) for lang, data in PHRASES.items()}
+
+
+def _expand(pattern: str, words: dict) -> str:
+    return _PLACEHOLDER.sub(lambda m: words[m.group(1)] if m.group(1) in words else m.group(0), pattern)
+
+
+def _alternation(key: str) -> str:
+    items = [item for data in PHRASES.values() for item in data.get("polite", {}).get(key, [])]
+    return "|".join(sorted(items, key=len, reverse=True))
+
+
+_LEADING = re.compile(rf"^(?:{_alternation('leading')})\b[\s,!.]*")
+_TRAILING = re.compile(rf"[\s,]*\b(?:{_alternation('trailing')})$")
+_COMPILED_STOP, _COMPILED_SHOW, _COMPILED_FORGET = [], [], []
+for _lang, _data in PHRASES.items():
+    _words = _data.get("words", {})
+    _requests = _data.get("requests", {})
+    _COMPILED_STOP += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("stop", [])]
+    _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("show", [])]
+    _COMPILED_FORGET += [
+        (_lang, re.compile(_expand(f["pattern"], _words)), bool(f.get("explicit", True))) for f in _requests.get("forget", [])
+    ]
+_IDIOM = re.compile(rf"(?:{_alternation('idiom')})\b(?!\s+(?:i|my|you)\b)")
+_STOPWORDS = frozenset(word for data in PHRASES.values() for word in data.get("polite", {}).get("stopwords", "").split())
+_SENTENCE = re.compile(r"[.!?;\n\u0964\u0965]+")
+_CLAUSE = re.compile(rf",|\s(?:{_alternation('conjunctions')})\s")
 
 
 def _normalise(text: str) -> str:
-    out = unicodedata.normalize("NFC", text).lower()
+    """The folded form every pattern is matched on: the guards' surface view (NFKC, invisible
+    characters out, digits in ASCII, spaces collapsed), lower case, quotes straightened, and
+    greetings and politeness taken off both ends."""
+    out = surface(text).lower()
     out = out.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
     out = re.sub(r"\s+", " ", out).strip(_EDGE_CHARS)
     previous = None
@@ -73,131 +113,6 @@ def _normalise(text: str) -> str:
         out = _LEADING.sub("", out).strip(_EDGE_CHARS)
         out = _TRAILING.sub("", out).strip(_EDGE_CHARS)
     return out
-
-
-_ABOUT_ME = r"(?:about|on|of) me"
-_MY_DATA = r"my (?:data|details|info|information|chats|conversations|messages)"
-
-_STOP = {
-    "en": [
-        rf"(?:stop|quit|cease) (?:remembering|storing|saving|keeping|recording|tracking) "
-        rf"(?:me|(?:anything|things|stuff|details|information|info) {_ABOUT_ME}|what i (?:say|tell you)|{_MY_DATA})",
-        rf"(?:do not|don't|dont|never) (?:remember|store|save|keep) "
-        rf"(?:me|anything(?: {_ABOUT_ME})?|things {_ABOUT_ME}|(?:details|information|info) {_ABOUT_ME}|{_MY_DATA})",
-        rf"i (?:do not|don't|dont) want (?:you|the assistant|this assistant|the bot) to (?:remember|store|keep|save) "
-        rf"(?:me|anything(?: {_ABOUT_ME})?|things {_ABOUT_ME}|{_MY_DATA})",
-        r"forget (?:me|about me|everything|all of it|everything about me|all about me|"
-        r"(?:everything|all|whatever|what|anything) you (?:know|remember) about me)",
-        r"(?:turn|switch) off (?:your |the )?memory(?: (?:about|of|for|on) me)?",
-        r"(?:disable|delete|erase|wipe|clear) (?:your |the )?(?:memory|memories) (?:about|of|for|on) me",
-        r"stop remembering",
-        rf"(?:delete|erase|wipe|remove|clear) (?:all )?(?:of )?{_MY_DATA}",
-        r"(?:delete|erase|wipe|remove|clear) (?:everything|all|whatever|anything) you (?:know|have|remember|keep|store) (?:about|on|of) me",
-        r"forget (?:everything|it all|all)(?: (?:you know|you remember|i (?:said|told you)))?",
-    ],
-    "es": [
-        r"(?:deja|dej[aá]|deje|dejad|para) de recordarme",
-        r"(?:deja|dej[aá]|deje|para) de (?:recordar|guardar) (?:cosas|nada|datos|informaci[oó]n) (?:sobre|de) m[ií]",
-        r"(?:ya )?no me recuerdes(?: m[aá]s)?",
-        r"olv[ií]dame",
-        r"olvida todo(?: lo que sabes)?(?: (?:sobre|de) m[ií])?",
-        r"no (?:guardes|recuerdes) nada (?:sobre|de) m[ií]",
-        r"(?:borra|elimina|suprime) (?:todos )?mis datos",
-    ],
-    "fr": [
-        r"(?:arr[eê]te|arr[eê]tez|cesse|cessez) de (?:te|vous) souvenir de moi",
-        r"(?:arr[eê]te|arr[eê]tez) de (?:m[eé]moriser|retenir|garder) (?:mes donn[eé]es|quoi que ce soit sur moi|des choses sur moi)",
-        r"oublie[- ]moi|oubliez[- ]moi|oublie tout|oubliez tout",
-        r"ne (?:te|vous) souviens? (?:plus )?(?:pas )?de moi",
-        r"(?:supprime|supprimez|efface|effacez) (?:toutes )?mes donn[eé]es",
-    ],
-    "de": [
-        r"h[öo]r(?:en sie)? auf,? (?:dich|sich) an mich zu erinnern",
-        r"vergiss mich|vergessen sie mich|vergiss alles|vergessen sie alles",
-        r"erinnere dich nicht (?:mehr )?an mich",
-        r"(?:l[öo]sch|l[öo]sche|l[öo]schen sie) (?:alle )?meine daten",
-        r"speicher(?:e|n sie)? nichts (?:mehr )?[üu]ber mich",
-    ],
-    "pt": [
-        r"(?:pare|para|deixe|deixa) de (?:se )?lembrar de mim",
-        r"esque[çc]a[- ]me|me esque[çc]a|esquece[- ]me|me esquece|esque[çc]a tudo|esquece tudo",
-        r"(?:apague|apaga|exclua|exclui) (?:todos )?(?:os )?meus dados",
-        r"n[aã]o (?:se )?lembre de mim",
-    ],
-    "hi": [
-        r"(?:mujhe|mujhko|muje) yaad (?:mat|na|naa) (?:rakho|rakhna|rakhiye|rakhen|rakhein|karo|kijiye)",
-        r"(?:mujhe|mujhko|muje) yaad rakhna band (?:karo|kariye|kijiye|kar do|kar dijiye|karen|karein)",
-        r"(?:mujhe|mujhko|muje) bhool (?:jao|jaiye|jaao|jayiye)",
-        r"mere baare (?:mein|me|main) (?:kuch )?(?:bhi )?yaad (?:mat|na) (?:rakho|rakhiye|rakhna)",
-        r"मुझे याद (?:मत|न|ना) (?:रखो|रखें|रखिए|रखना|करो)",
-        r"मुझे याद रखना बंद (?:करो|करें|कीजिए|करिए|कर दो|कर दीजिए)",
-        r"मुझे भूल (?:जाओ|जाइए|जाएँ|जाएं)",
-        r"मेरे बारे में (?:कुछ )?(?:भी )?याद (?:मत|न) (?:रखो|रखें|रखिए)",
-        r"(?:सब |सब कुछ |सारा |मुझे )?भूल (?:जाओ|जाइए|जाएँ|जाएं)",
-        r"(?:sab |sab kuch |mujhe )?bhool (?:jao|jaiye|jaao|jayiye)",
-        r"(?:मेरा|मेरी) (?:डेटा|डाटा|जानकारी) (?:हटा|मिटा|डिलीट कर) (?:दो|दीजिए|दें)",
-        r"(?:mera|meri) (?:data|jaankari|jankari) (?:hata|mita|delete kar) (?:do|dijiye|den)",
-    ],
-}
-
-_SHOW = {
-    "en": [
-        r"what (?:do|did|else do|exactly do|all do) you (?:remember|recall)(?: (?:about|of) me)?"
-        r"(?: from (?:before|our (?:last |previous |earlier |other )?(?:chats?|conversations?)))?",
-        rf"what (?:do|did|else do|exactly do|all do) you (?:know|have|keep|store|save|hold) {_ABOUT_ME}",
-        rf"what (?:have|did) you (?:remembered|remember|kept|keep|stored|store|saved|save|learned|learnt|noted) {_ABOUT_ME}",
-        r"what(?: is|'s| are)(?: in)? (?:your|my) (?:memory|memories|notes?)(?: (?:about|of|on) me)?",
-        rf"(?:show|tell|give) me (?:what you (?:remember|know|have|keep)(?: {_ABOUT_ME})?|my memory|"
-        rf"your (?:memory|memories|notes?)(?: {_ABOUT_ME})?)",
-        r"do you remember (?:me|anything about me)",
-    ],
-    "es": [
-        r"qu[ée] (?:recuerdas|sabes|guardas|tienes) (?:de|sobre) m[ií]",
-        r"qu[ée] recuerdas",
-        r"(?:te acuerdas de m[ií]|me recuerdas)",
-    ],
-    "hi": [
-        r"(?:tumhe|tumhein|tumko|aapko|apko|aap ko|tum ko) mere baare (?:mein|me|main) kya (?:yaad|pata) hai",
-        r"mere baare (?:mein|me|main) (?:tumhe|tumhein|tumko|aapko|apko) kya (?:yaad|pata) hai",
-        r"(?:आपको|तुम्हें|तुमको) मेरे बारे में क्या (?:याद|पता) है",
-        r"मेरे बारे में (?:आपको|तुम्हें|तुमको) क्या (?:याद|पता) है",
-    ],
-}
-
-# (pattern with a `subject` group, explicit?) in the order they are tried.
-_FORGET = {
-    "en": [
-        (r"forget (?:that|the fact that|about|what i said about|what i told you about|that i said|that i told you|"
-         r"what you know about|what you remember about|everything about|anything about|my) (?P<subject>.+)", True),
-        (r"(?:remove|delete|erase|drop|clear) (?:what you know about|what you remember about|everything you know about|"
-         r"anything you know about|the (?:fact|line|note|thing) (?:that|about)|from (?:your|the) memory(?: that)?|"
-         r"what i (?:said|told you) about) (?P<subject>.+)", True),
-        (r"(?:remove|delete|erase|drop|clear) (?P<subject>.+?) from (?:your|the|my) (?:memory|memories|notes?)", True),
-        (r"(?:do not|don't|dont|stop|never) (?:remember|remembering|keep|keeping|store|storing|save|saving) "
-         r"(?:that|the fact that|about|what i said about) (?P<subject>.+)", True),
-        (r"forget (?P<subject>.+)", False),
-    ],
-    "es": [
-        (r"olvida (?:que|lo de|lo que sabes (?:de|sobre)|lo que te dije (?:de|sobre)) (?P<subject>.+)", True),
-        (r"(?:borra|elimina|quita) (?:que|lo de|lo que sabes (?:de|sobre)|de tu memoria(?: que)?) (?P<subject>.+)", True),
-        (r"olvida (?P<subject>.+)", False),
-    ],
-    "hi": [
-        (r"(?:yeh|ye|ya|yah) (?:baat )?bhool (?:jao|jaiye|jaao) (?:ki )?(?P<subject>.+)", True),
-        (r"(?P<subject>.+?) (?:wali baat |vali baat |waali baat |baat )?bhool (?:jao|jaiye|jaao|jayiye)", True),
-        (r"(?:यह|ये) (?:बात )?भूल (?:जाओ|जाइए|जाएँ|जाएं) (?:कि )?(?P<subject>.+)", True),
-        (r"(?P<subject>.+?) (?:वाली बात |बात )?भूल (?:जाओ|जाइए|जाएँ|जाएं)", True),
-    ],
-}
-
-_IDIOM = re.compile(r"(?:it|that|this|them|those|esto|eso|lo)\b(?!\s+(?:i|my|you)\b)")
-_COMPILED_STOP = [(lang, re.compile(p)) for lang, patterns in _STOP.items() for p in patterns]
-_COMPILED_SHOW = [(lang, re.compile(p)) for lang, patterns in _SHOW.items() for p in patterns]
-_COMPILED_FORGET = [(lang, re.compile(p), explicit) for lang, patterns in _FORGET.items() for p, explicit in patterns]
-
-
-_SENTENCE = re.compile(r"[.!?;\n\u0964\u0965]+")
-_CLAUSE = re.compile(r",|\s(?:but|and|so|because|pero|y|mais|et|aber|und|mas|e|lekin|aur|par|लेकिन|और|पर)\s")
 
 
 def _parts(text: str) -> list[str]:
@@ -251,19 +166,6 @@ def recognise(text: str) -> EndUserRequest | None:
 
 # --- Which lines a "forget" is about --------------------------------------------------------
 
-_STOPWORDS = frozenset(
-    """
-    a an the and or but if of to in on at for from with by as into over under about than then that this these those
-    it its is am are was were be been being do does did have has had will would can could should shall may might must
-    i me my mine myself you your yours we us our they them their he she his her him what which who whom whose when where
-    why how all any anything everything something nothing thing things fact facts line note notes stuff bit part
-    know knew remember remembered said say says told tell telling please also just really very so too not no
-    like im i'm i've i'd i'll id ive don't dont do've there here again now ever one
-    que de del la el los las en y o yo mi mis me te tu sobre lo un una unos unas es soy estoy con por para al
-    main mein me mera meri mere ki ka ke hoon hu hun hai se ko yeh ye wala wali baat aur bhi
-    मैं में मेरा मेरी मेरे की का के हूँ हूं है से को यह ये वाली बात और भी कि
-    """.split()
-)
 _SAID_ONCE = re.compile(r"\(said once[^)]*\)", re.I)
 _WORD = re.compile(r"[\w\u0900-\u097F]+")
 
@@ -312,59 +214,6 @@ def lines_about(subject: str, lines: list[str]) -> list[str]:
 
 
 # --- Replies --------------------------------------------------------------------------------
-
-REPLIES = {
-    "en": {
-        "stopped": "Done. I've forgotten what I remembered about you, and I won't remember anything more from our chats.",
-        "already_stopped": "I've already stopped remembering you. I keep nothing from our chats.",
-        "removed": "Done. I've removed this from what I remember about you: {lines}",
-        "hidden": "{count} line(s) I can't repeat here",
-        "nothing_matched": "I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either.",
-        "nothing_remembered": "I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either.",
-        "show": 'Here is what I remember about you:\n{lines}\nSay "forget ..." to remove one of these, or "stop remembering me" and I will keep nothing.',
-        "show_empty": "I don't remember anything about you yet.",
-        "show_stopped": "I don't remember anything about you: you asked me to stop, so I keep nothing from our chats.",
-        "show_off": 'This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say "forget ..." to remove something, or "stop remembering me" and I will keep nothing.',
-    },
-    "es": {
-        "stopped": "Hecho. He olvidado lo que recordaba de ti y no guardaré nada más de nuestras conversaciones.",
-        "already_stopped": "Ya dejé de recordarte. No guardo nada de nuestras conversaciones.",
-        "removed": "Hecho. He quitado esto de lo que recuerdo de ti: {lines}",
-        "hidden": "{count} línea(s) que no puedo repetir aquí",
-        "nothing_matched": "No tengo nada sobre eso en lo que recuerdo de ti, así que no había nada que quitar. Tampoco lo guardaré de lo que dijiste antes.",
-        "nothing_remembered": "No recuerdo nada de ti, así que no había nada que quitar. Tampoco lo guardaré de lo que dijiste antes.",
-        "show": 'Esto es lo que recuerdo de ti:\n{lines}\nDi "olvida que ..." para quitar algo, o "deja de recordarme" y no guardaré nada.',
-        "show_empty": "Todavía no recuerdo nada de ti.",
-        "show_stopped": "No recuerdo nada de ti: me pediste que dejara de hacerlo, así que no guardo nada de nuestras conversaciones.",
-        "show_off": 'Esta conversación no usa la memoria: aquí no se usa nada de lo que recuerdo de ti, y no guardo nada de ella. En cualquier conversación puedes decir "olvida que ..." para quitar algo, o "deja de recordarme" y no guardaré nada.',
-    },
-    "hi": {
-        "stopped": "ठीक है। आपके बारे में जो कुछ मुझे याद था, वह मैंने भुला दिया है, और अब से हमारी बातचीत से कुछ भी याद नहीं रखूँगा।",
-        "already_stopped": "मैं पहले ही आपको याद रखना बंद कर चुका हूँ। हमारी बातचीत से कुछ भी नहीं रखता।",
-        "removed": "ठीक है। मैंने यह अपनी याद से हटा दिया है: {lines}",
-        "hidden": "{count} पंक्ति जो मैं यहाँ दोहरा नहीं सकता",
-        "nothing_matched": "आपके बारे में मुझे इससे जुड़ा कुछ याद नहीं है, इसलिए हटाने को कुछ नहीं था। आपने पहले जो कहा, उससे भी इसे नहीं रखूँगा।",
-        "nothing_remembered": "मुझे आपके बारे में कुछ याद नहीं है, इसलिए हटाने को कुछ नहीं था। आपने पहले जो कहा, उससे भी इसे नहीं रखूँगा।",
-        "show": 'मुझे आपके बारे में यह याद है:\n{lines}\nकुछ हटाना हो तो "... भूल जाओ" कहें, या "मुझे याद रखना बंद करो" कहें।',
-        "show_empty": "मुझे अभी आपके बारे में कुछ याद नहीं है।",
-        "show_stopped": "मुझे आपके बारे में कुछ याद नहीं है: आपने याद रखना बंद करने को कहा था, इसलिए मैं कुछ नहीं रखता।",
-        "show_off": 'यह बातचीत याद का उपयोग नहीं करती: यहाँ आपके बारे में याद रखी कोई बात काम में नहीं ली जाती, और इससे कुछ नहीं रखा जाता। किसी भी बातचीत में "... भूल जाओ" या "मुझे याद रखना बंद करो" कह सकते हैं।',
-    },
-    # Languages recognised for a stop only: the replies a stop needs.
-    "fr": {
-        "stopped": "C'est fait. J'ai oublié ce que je savais de vous, et je ne garderai plus rien de nos conversations.",
-        "already_stopped": "J'ai déjà arrêté de me souvenir de vous. Je ne garde rien de nos conversations.",
-    },
-    "de": {
-        "stopped": "Erledigt. Ich habe vergessen, was ich über Sie wusste, und behalte nichts mehr aus unseren Gesprächen.",
-        "already_stopped": "Ich erinnere mich bereits nicht mehr an Sie. Ich behalte nichts aus unseren Gesprächen.",
-    },
-    "pt": {
-        "stopped": "Pronto. Esqueci o que sabia sobre você e não vou guardar mais nada das nossas conversas.",
-        "already_stopped": "Já deixei de me lembrar de você. Não guardo nada das nossas conversas.",
-    },
-}
-
 
 def _quotable(line: str) -> bool:
     """A reply never quotes a line the policy would refuse (R7), even back to its owner."""

@@ -9,7 +9,7 @@ from django.utils import timezone
 from agents.models import Agent, Conversation, EndUser
 
 from . import due, policy
-from .commit import memory_commit, memory_locked, memory_row_for
+from .commit import memory_commit, memory_locked
 from .models import Memory, MemoryRun
 from .signals import end_user_erased
 from .writer import run_quiet_window

@@ -14,7 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from agents import chat, services as agent_services
+from agents import chat
+from agents import services as agent_services
 from agents.engines import EngineError, EngineResult
 from agents.models import Conversation
 from memory import apply, services, writer

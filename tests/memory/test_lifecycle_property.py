@@ -20,9 +20,11 @@ from itertools import count
 
 import pytest
 from django.utils import timezone
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from agents import chat, services as agent_services
+from agents import chat
+from agents import services as agent_services
 from agents.engines import EngineResult
 from agents.models import Conversation, EndUser
 from memory import apply, policy, services, writer
