@@ -1,5 +1,6 @@
-"""The note a website chat's agent receives (R17): built once at start with its preamble, never
-holding a line the policy refuses, and absent when memory is not used for the chat."""
+"""The note a website chat's agent receives (R17): built at start with its preamble and kept in step
+with the memory (memory.commit), never holding a line the policy refuses, and absent when memory is
+not used for the chat."""
 import json
 
 import pytest
