@@ -1,4 +1,5 @@
-"""The note a chat's agent receives (R17): built once at conversation start, shown on the Memory tab."""
+"""The note a chat's agent receives (R17): built at conversation start, then kept in step with the
+memory by `memory.commit` (the next turn of an open chat sees a stop or delete); shown on the Memory tab."""
 from agents.models import Conversation
 
 from .models import Memory
