@@ -194,7 +194,7 @@ def test_a_tampered_visitor_id_is_replaced_by_a_fresh_one(page, live_server, dem
     open_demo(page, live_server)
     original = wait_for_visitor(page, demo)
     say(page, "Hi")
-    value, signature = original.split(":")
+    value, signature = original.rsplit(":", 1)  # value:timestamp, signature
     victim = EndUser.objects.create(agent=demo, external_id="visitor_someone_else")
     tampered = f"{victim.external_id}:{signature}"
     page.evaluate(f"localStorage.setItem('agentnava:{demo.public_id}:visitor', {tampered!r})")
