@@ -56,6 +56,24 @@ class Membership(models.Model):
         return f"{self.user} in {self.team}"
 
 
+class Invitation(models.Model):
+    """A team owner's invitation to a teammate, by e-mail. The link carries a token; only its
+    SHA-256 hash is stored. One use, and it expires."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.team}"
+
+
 class ApiKey(models.Model):
     """A team's API key. Only a SHA-256 hash is stored; `prefix` is the visible start."""
 

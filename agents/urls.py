@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import team_views, views
 
 app_name = "agents"
 
@@ -16,4 +16,8 @@ urlpatterns = [
     path("agents/<str:public_id>/versions/<int:number>/restore/", views.version_restore, name="restore"),
     path("settings/api-keys/", views.api_keys, name="api_keys"),
     path("settings/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),
+    path("settings/team/", team_views.team_page, name="team"),
+    path("settings/team/members/<int:membership_id>/remove/", team_views.member_remove, name="member_remove"),
+    path("settings/team/invitations/<int:invitation_id>/revoke/", team_views.invitation_revoke, name="invitation_revoke"),
+    path("invitations/<str:token>/", team_views.invitation, name="invitation"),
 ]

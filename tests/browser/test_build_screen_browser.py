@@ -25,8 +25,12 @@ def test_sign_in_open_the_build_screen_and_publish_a_draft(page, live_server, ag
     bar = page.locator("#draft-bar")
     expect(bar).to_contain_text("quiet minutes 15 -> 5")
     page.screenshot(path=str(tmp_path / "build-screen-draft.png"), full_page=True)
+    # Publish asks first, saying what goes live.
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.click("[data-testid=publish]")
     expect(page.locator(".flash-success")).to_contain_text("Published version 2")
+    assert "Publish version 2?" in asked[0] and "quiet minutes 15 -> 5" in asked[0]
     expect(page.locator("#draft-bar")).to_have_count(0)
     assert AgentVersion.objects.filter(agent=agent).count() == 2
     page.click("nav.tabs >> text=Versions")

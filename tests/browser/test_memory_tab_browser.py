@@ -38,7 +38,8 @@ def seed_story(agent):
         chat_and_remember(agent, f"u_chat_{i}", [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")], start=T0 + timedelta(hours=i))
     old = timezone.now() - timedelta(days=10)
     end_users = EndUser.objects.bulk_create([EndUser(agent=agent, external_id=f"u_bulk_{i:03}") for i in range(BULK)])
-    Memory.objects.bulk_create([Memory(agent=agent, end_user=e, text=OFFICE_LINES, updated_at=old) for e in end_users])
+    # updatedAt is unique per agent: a microsecond apart.
+    Memory.objects.bulk_create([Memory(agent=agent, end_user=e, text=OFFICE_LINES, updated_at=old + timedelta(microseconds=i)) for i, e in enumerate(end_users)])
     remembered(agent, "u_edit", "Prefers email over phone.\nSpeaks Hindi.\nIs on the Pro plan.")
     remembered(agent, "u_script", "<script>window.__pwned = 1</script>\nPrefers email over phone.")
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False, "quietMinutes": 30}})
@@ -51,10 +52,11 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     sign_in(page, live_server, user.username)
     page.goto(f"{live_server.url}/agents/{agent.public_id}/memory/")
     expect(page.locator("#memory-settings")).to_be_visible()
-    expect(page.locator("[data-testid=runs-chart]")).to_be_visible()
+    expect(page.locator("[data-testid=memory-intro]")).to_contain_text("memory is off until a version with it on is published")
 
     # Switch on, the instructions, 15 quiet minutes: a draft.
-    page.check("input[name=on]")
+    page.locator("label.switch").click()  # the switch (a checkbox drawn as a track)
+    expect(page.locator("input[name=on]")).to_be_checked()
     page.fill("textarea[name=instructions]", "Keep which office they work from.")
     page.check("input[name=quietMinutes][value='15']")
     page.click("#memory-settings button.primary")
@@ -74,7 +76,9 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     expect(page.locator("[data-testid=nothing-saved]")).to_contain_text("Nothing was saved.")
     expect(page.locator("[data-testid=try-person]")).to_have_count(5)
     first = page.locator("[data-testid=try-person]").first
-    expect(first.locator("tr[data-status=added]")).to_contain_text("+ Works from the Pune office.")
+    # Their chats were held under "Do not keep office locations": a chat is read under the stricter
+    # of its own version and the published one (issue 9), so the office stays out even with the draft.
+    expect(first.locator("tr[data-status=added]")).to_have_count(0)
     expect(first.locator("tr[data-status=same]")).to_contain_text("Prefers email over phone.")
     page.screenshot(path=str(tmp_path / "try.png"), full_page=True)
     after = database_fingerprint()
@@ -100,6 +104,9 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     with_office = sum(1 for lines in kept_before.values() if "Works from the Pune office." in lines)
     assert with_office == BULK
     page.click("[data-testid=apply]")
+    # A confirm step first: how many memories, against which version.
+    expect(page.locator("[data-testid=apply-count]")).to_contain_text(f"{len([l for l in kept_before.values() if l])} memories")
+    page.click("[data-testid=apply-go]")
     progress = page.locator("[data-testid=apply-progress]")
     expect(progress).to_be_visible()  # queued: no worker runs yet, so this is the bar at 0
     expect(page.locator("[data-testid=apply-job]")).to_contain_text(f"Reviewing {len([l for l in kept_before.values() if l])} memories against version 5")
@@ -111,9 +118,10 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     summary = page.locator("[data-testid=apply-summary]")
     total = len([lines for lines in kept_before.values() if lines])
     expect(summary).to_contain_text(f"{total} reviewed · {with_office} changed · 0 lines replaced · {with_office} removed · 0 added")
-    # The poll that saw the end reloaded the page: the chart counts the removed lines.
-    expect(page.locator("[data-testid=runs-legend]")).to_contain_text(f"removed {with_office}")
     page.screenshot(path=str(tmp_path / "apply.png"), full_page=True)
+    # The card ended in place (no reload); Activity's chart counts the removed lines.
+    page.click("[data-testid=activity-tab]")
+    expect(page.locator("[data-testid=runs-legend]")).to_contain_text(f"removed {with_office}")
     job = ApplyJob.objects.get(agent=agent)
     assert (job.status, job.reviewed, job.changed, job.removed) == ("done", total, with_office, with_office)
     for memory in Memory.objects.filter(agent=agent):
@@ -122,7 +130,7 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     assert MemoryRun.objects.filter(kind="apply").count() == with_office
 
     # One person's memory: search, open, correct a line, delete another.
-    page.goto(f"{live_server.url}/agents/{agent.public_id}/memory/")
+    page.goto(f"{live_server.url}/agents/{agent.public_id}/memory/people/")
     page.fill("input[name=q]", "u_edit")
     expect(page.locator("[data-testid=memory-row]")).to_have_count(1)
     page.click("[data-testid=memory-row] a")
@@ -148,7 +156,8 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     page.click("[data-testid=save-line]")
     refused = page.locator("[data-testid=refused]")
     expect(refused).to_contain_text("looks like a card number")
-    expect(refused).to_contain_text("reason: a card number")
+    expect(refused).to_contain_text("which a memory never keeps")  # said once, in plain words
+    expect(page.locator("[data-testid=line-input]")).to_have_value("")  # the number is not kept in the box
     u_edit.refresh_from_db()
     assert u_edit.lines == ["Prefers email over phone.", "Speaks Hindi and English."]
     page.screenshot(path=str(tmp_path / "memory-refused.png"), full_page=True)

@@ -7,6 +7,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from agents import services as agent_services
+from agents import team as team_services
 from agents.embed_services import conversation_memory_switch_off
 from agents.models import Conversation
 from consent.services import consent_set
@@ -50,12 +51,22 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
     ananya, conversation = seed(agent, user)
     pid, eu = agent.public_id, ananya.end_user_id
     url = lambda name, *args: live_server.url + reverse(name, args=args)
+    links = []
+    team_services.invitation_create(
+        team=agent.team, email="priya@example.com", invited_by=user,
+        link_for=lambda token: links.append(url("agents:invitation", token)) or links[-1],
+    )
+    invitation_link = links[0]
     problems: list[str] = []
     for width in WIDTHS:
         context, page = new_page(browser, width)
         try:
             page.goto(f"{live_server.url}/accounts/login/")
             check_page(page, width, "sign-in", problems)
+            page.goto(invitation_link)
+            check_page(page, width, "invitation", problems)
+            page.goto(f"{live_server.url}/invitations/not-a-token/")
+            check_page(page, width, "invitation-expired", problems)
             sign_in(page, live_server, user.username)
             pages = [
                 ("agents", live_server.url + reverse("agents:home") + "?all=1"),
@@ -69,6 +80,7 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
                 ("transcript", url("memory:transcript", pid, conversation.public_id)),
                 ("versions", url("agents:versions", pid)),
                 ("api-keys", url("agents:api_keys")),
+                ("team", url("agents:team")),
                 ("password-change", live_server.url + reverse("password_change")),
             ]
             for name, address in pages:
