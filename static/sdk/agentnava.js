@@ -124,6 +124,13 @@ export class AgentNava {
       endUsers: ({ limit, before, cursor, q } = {}) => client.request('GET', `${base}/end-users${query({ limit, before, cursor, q })}`),
       /** This agent's webhook endpoints (create() registers one for this agent only). */
       webhooks: client.#webhooks(agentId),
+      /** Try the draft's memory settings on past chats: a job {id, status, done, results}; get(), cancel(), wait(). */
+      try: async ({ people } = {}) => client.#job(`${base}/try`, await client.request('POST', `${base}/try`, people === undefined ? {} : { people })),
+      /** Apply the published settings to what is kept: a job {id, status, reviewed, total}; get(), cancel(), wait(). */
+      apply: async () => client.#job(`${base}/apply`, await client.request('POST', `${base}/apply`)),
+      /** Check memory instructions before saving them: {opened, decisions, recommendAskFirst, guidance}. */
+      instructionCheck: ({ instructions, askFirst } = {}) =>
+        client.request('POST', `${base}/instruction-check`, askFirst === undefined ? { instructions } : { instructions, askFirst }),
       /** One end user of this agent: memory.get/set/delete/stop, erase, conversations and export. */
       endUser: (endUserId) => {
         const path = `${base}/end-users/${segment(endUserId)}`;
@@ -146,6 +153,27 @@ export class AgentNava {
         });
       },
     });
+  }
+
+  #job(base, data) {
+    const client = this;
+    const path = `${base}/${segment(data.id)}`;
+    const job = {
+      ...data,
+      /** The job as it is now. */
+      get: () => client.request('GET', path),
+      /** Stop it (between two people or memories); answers the job. */
+      cancel: () => client.request('POST', `${path}/cancel`),
+      /** Poll until it is done, cancelled or failed; answers the finished job. */
+      wait: async ({ intervalMs = 1000 } = {}) => {
+        for (;;) {
+          const now = await client.request('GET', path);
+          if (!['queued', 'running'].includes(now.status)) return now;
+          await new Promise((ok) => setTimeout(ok, intervalMs));
+        }
+      },
+    };
+    return Object.freeze(job);
   }
 
   /** A conversation you already started (e.g. after a restart), by its id. */

@@ -152,7 +152,7 @@ test('the snippets are the document\'s, word for word', { skip: !existsSync(DOCU
 test('the agent has the document\'s methods, and only the integration calls beside them', () => {
   const agent = client().agent(agentId);
   const DOCUMENT_CALLS = ['endUser', 'get', 'memories', 'start', 'update'];
-  assert.deepEqual(Object.keys(agent).sort(), [...DOCUMENT_CALLS, 'endUsers', 'webhooks'].sort());
+  assert.deepEqual(Object.keys(agent).sort(), [...DOCUMENT_CALLS, 'apply', 'endUsers', 'instructionCheck', 'try', 'webhooks'].sort());
   const ananya = agent.endUser('u_ananya');
   assert.deepEqual(Object.keys(ananya).sort(), ['conversations', 'erase', 'export', 'id', 'memory']);
   assert.deepEqual(Object.keys(ananya.memory).sort(), ['delete', 'get', 'set', 'stop']);
@@ -366,4 +366,20 @@ test('webhooks: a signed delivery reaches a local endpoint and verifies with nod
   } finally {
     receiver.close();
   }
+});
+
+test('agent.try(), agent.apply() and agent.instructionCheck()', async () => {
+  const agent = client().agent(agentId);
+  await agent.update({ memorySettings: { on: true } });
+  await agent.endUser('u_ivan').memory.set('Works from the Pune office.');
+  const tried = await agent.try({ people: 1 });
+  assert.match(String(tried.id), /^\d+$/);
+  const finished = await tried.wait({ intervalMs: 50 });
+  assert.ok(['done', 'cancelled', 'failed'].includes(finished.status));
+  const applied = await agent.apply();
+  assert.ok(applied.total >= 1);
+  const stopped = await applied.cancel();
+  assert.equal(stopped.id, applied.id);
+  const checked = await agent.instructionCheck({ instructions: 'Keep their health conditions.' });
+  assert.ok(checked.opened.some((o) => o.code === 'health'));
 });
