@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from agents.auth_views import PasswordResetView
 from agents.views import healthz
 from ops.views import healthz_tasks, metrics
 
@@ -12,7 +13,7 @@ urlpatterns = [
     # Password change (signed in) and reset (by e-mail, through EMAIL_BACKEND): Django's own views.
     path("accounts/password/change/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
-    path("accounts/password/reset/", auth_views.PasswordResetView.as_view(), name="password_reset"),
+    path("accounts/password/reset/", PasswordResetView.as_view(), name="password_reset"),
     path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
     path("accounts/password/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(), name="password_reset_confirm"),
     path("accounts/password/reset/done/", auth_views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),

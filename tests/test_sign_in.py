@@ -13,7 +13,12 @@ PASSWORD = "pw-for-tests-1"
 
 @pytest.fixture(autouse=True)
 def limit(settings):
+    from django.core.cache import cache
+
     settings.AXES_FAILURE_LIMIT = 5
+    cache.clear()  # the reset form's counts
+    yield
+    cache.clear()
 
 
 def sign_in(client, email, password, ip="203.0.113.7"):
@@ -82,3 +87,21 @@ def test_the_email_backend_is_the_console_by_default():
     from agentnava_site import settings as base
 
     assert base.EMAIL_BACKEND == "django.core.mail.backends.console.EmailBackend" or "EMAIL_BACKEND" in __import__("os").environ
+
+
+def test_password_reset_requests_are_limited_per_email_and_per_address(user, settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    client = Client()
+    for _ in range(3):
+        assert client.post("/accounts/password/reset/", {"email": user.email}, REMOTE_ADDR="203.0.113.5").status_code == 302
+    refused = client.post("/accounts/password/reset/", {"email": user.email}, REMOTE_ADDR="198.51.100.5")
+    assert refused.status_code == 429 and b"Too many password reset requests" in refused.content
+    assert len(mail.outbox) == 3
+    # One address asking for many e-mails is limited too.
+    for i in range(7):
+        client.post("/accounts/password/reset/", {"email": f"nobody{i}@nowhere.test"}, REMOTE_ADDR="203.0.113.5")
+    assert client.post("/accounts/password/reset/", {"email": "other@nowhere.test"}, REMOTE_ADDR="203.0.113.5").status_code == 429
+    cache.clear()
