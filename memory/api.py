@@ -4,8 +4,6 @@ called by `memory_set` as on every other write path."""
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -25,13 +23,17 @@ from agents.api_base import (
     usable_id,
 )
 from agents.errors import AppError
-from agents.models import Agent, Conversation, Message
+from agents.models import Agent
 from agents.services import MAX_END_USER_ID_CHARS
-from consent.models import Consent
 
 from . import policy, services
-from .models import Memory, MemoryRun
-from .selectors import memories_after, memories_present, memory_cursor, memory_cursor_decode
+from .models import MemoryRun
+from .selectors import (
+    api_memory_cursor,
+    api_memory_page,
+    api_memory_read,
+    memory_cursor_decode,
+)
 
 TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
@@ -43,58 +45,10 @@ END_USER_PATH = OpenApiParameter(
 # --- Reads ------------------------------------------------------------------------------------
 
 
-def with_read_fields(memories):
-    """The memories with what a read needs beside their own row, in the same query: the end user,
-    the consent's yes, and how many of their conversations hold a message (R21). A page is one
-    query whatever its length: the counts are correlated subqueries on indexed columns."""
-    agreed = Consent.objects.filter(end_user=OuterRef("end_user_id"), agreed_at__isnull=False).values("agreed_at")[:1]
-    counted = (
-        Conversation.objects.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"))), end_user=OuterRef("end_user_id"))
-        .order_by()
-        .values("end_user_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    return memories.select_related("end_user").annotate(
-        agreed_at=Subquery(agreed), conversation_count=Coalesce(Subquery(counted), 0)
-    )
-
-
-def memory_reads(memories) -> list[dict]:
-    """The R21 fields of memories fetched through `with_read_fields`."""
-    return [
-        {
-            "endUserId": memory.end_user.external_id,
-            "text": memory.text,
-            "stopped": memory.stopped_at is not None,
-            "updatedAt": memory.updated_at,
-            "readUpTo": memory.read_up_to,
-            "lastRun": memory.last_run,
-            "stoppedAt": memory.stopped_at,
-            "agreedAt": memory.agreed_at,
-            "lastChatAt": memory.end_user.last_chat_at,
-            "conversations": memory.conversation_count,
-        }
-        for memory in memories
-    ]
-
-
-def empty_read(end_user) -> dict:
-    """The read of a known end user whose memory is empty: the memory row's fields when there is one
-    (after a delete: its horizon and time), else only what is known of them (R21 "when they apply")."""
-    row = with_read_fields(Memory.objects.filter(end_user=end_user)).first()
-    if row is not None:
-        return memory_reads([row])[0]
-    agreed = Consent.objects.filter(end_user=end_user, agreed_at__isnull=False).values_list("agreed_at", flat=True).first()
-    chats = Conversation.objects.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"))), end_user=end_user).count()
-    return {
-        "endUserId": end_user.external_id, "text": "", "stopped": False, "updatedAt": None, "readUpTo": None,
-        "lastRun": None, "stoppedAt": None, "agreedAt": agreed, "lastChatAt": end_user.last_chat_at, "conversations": chats,
-    }
-
-
-def memory_read(memory: Memory) -> dict:
-    return memory_reads(with_read_fields(Memory.objects.filter(pk=memory.pk)))[0]
+def memory_answer(agent: Agent, end_user) -> dict:
+    """What a write answers: the memory as memory.get reads it now."""
+    _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id=end_user.external_id)
+    return api_output(read)
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, int]:
@@ -104,17 +58,25 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
         raise serializers.ValidationError({"cursor": ["Not a cursor from this API: pass next.cursor as it came."]})
 
 
-def memory_page(agent: Agent, *, limit: int, before: datetime | None, after_key: tuple[datetime, int] | None):
-    """Present memories, newest change first, keyset-paged on (updated_at, id) through the
-    (agent, -updated_at, -id) index: a page deep in the list costs what the first one does.
-    `before` takes those changed strictly before it; `after_key` continues exactly after a row."""
-    memories = memories_present(agent)
-    if after_key is not None:
-        memories = memories_after(memories, *after_key)
-    elif before is not None:
-        memories = memories.filter(updated_at__lt=before)
-    rows = list(with_read_fields(memories).order_by("-updated_at", "-id")[: limit + 1])
-    return rows[:limit], len(rows) > limit
+DATETIME = serializers.DateTimeField()
+LAST_RUN_FIELDS = ("at", "added", "replaced", "removed")
+
+
+def api_output(read: dict) -> dict:
+    """A read from memory.selectors as MemoryOut would render it, without the serializer's cost
+    (the hot path: tests/memory/test_api.py checks the two agree)."""
+    last_run = read["lastRun"]
+    return {
+        "endUserId": read["endUserId"],
+        "text": read["text"],
+        "stopped": read["stopped"],
+        **{name: DATETIME.to_representation(read[name]) if read[name] is not None else None
+           for name in ("updatedAt", "readUpTo")},
+        "lastRun": {name: last_run.get(name) for name in LAST_RUN_FIELDS} if last_run else None,
+        **{name: DATETIME.to_representation(read[name]) if read[name] is not None else None
+           for name in ("stoppedAt", "agreedAt", "lastChatAt")},
+        "conversations": read["conversations"],
+    }
 
 
 # --- Shapes -----------------------------------------------------------------------------------
@@ -177,10 +139,11 @@ class MemoryListApi(TeamApi):
         agent = self.agent(agent_id)
         query = self.QueryIn.from_request(request)
         after_key = decode_cursor(query["cursor"]) if "cursor" in query else None
-        page, more = memory_page(agent, limit=query["limit"], before=query.get("before"), after_key=after_key)
-        last = page[-1] if page else None
-        next_page = {"before": last.updated_at, "cursor": memory_cursor(last)} if more else None
-        return Response(MemoryPageOut({"memories": memory_reads(page), "next": next_page}).data)
+        page, more = api_memory_page(agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key)
+        next_page = None
+        if more:
+            next_page = {"before": DATETIME.to_representation(page[-1]["updatedAt"]), "cursor": api_memory_cursor(page[-1])}
+        return Response({"memories": [api_output(read) for read in page], "next": next_page})
 
 
 class MemoryApi(TeamApi):
@@ -203,19 +166,21 @@ class MemoryApi(TeamApi):
         responses={200: MemoryOut, **errors("agent_not_found", "end_user_not_found")},
     )
     def get(self, request, agent_id, end_user_id):
-        agent = self.agent(agent_id)
-        memory = None
-        if usable_id(end_user_id.strip(), MAX_END_USER_ID_CHARS):
-            # Through the end user's (agent, external_id) unique index: naming only the memory's
-            # agent would make PostgreSQL scan every end user (seen at 1,000,000 in bench/api.py).
-            mine = memories_present(agent).filter(end_user__agent=agent, end_user__external_id=end_user_id.strip())
-            memory = with_read_fields(mine).first()
-        if memory is None:
-            end_user = end_user_lookup(agent, end_user_id)
-            if end_user is None:
-                raise AppError("end_user_not_found", "No end user with this endUserId on this agent.", status=404)
-            return Response(MemoryOut(empty_read(end_user)).data)
-        return Response(MemoryOut(memory_reads([memory])[0]).data)
+        external_id = end_user_id.strip()
+        found_agent, read = False, None
+        if usable_id(agent_id, Agent._meta.get_field("public_id").max_length):
+            usable = usable_id(external_id, MAX_END_USER_ID_CHARS)
+            # One statement: the agent (the key's team's), the end user through its (agent,
+            # external_id) index, the memory and its R21 fields (memory.selectors).
+            found_agent, read = api_memory_read(
+                team_id=self.team().pk, agent_public_id=agent_id, external_id=external_id if usable else ""
+            )
+            read = read if usable else None
+        if not found_agent:
+            raise AppError("agent_not_found", "No agent with this id.", status=404)
+        if read is None:
+            raise AppError("end_user_not_found", "No end user with this endUserId on this agent.", status=404)
+        return Response(api_output(read))
 
     @extend_schema(
         operation_id="memory_set",
@@ -238,12 +203,12 @@ class MemoryApi(TeamApi):
         try:
             with transaction.atomic():  # a refusal leaves no new end user behind either
                 end_user = end_user_for_write(agent, end_user_id)
-                memory = services.memory_set(end_user=end_user, text=data["text"], kind=MemoryRun.Kind.API_SET)
+                services.memory_set(end_user=end_user, text=data["text"], kind=MemoryRun.Kind.API_SET)
         except policy.MemoryRefused as refused:
             if refused.reason == "stopped":
                 raise AppError("memory_stopped", refused.message, status=409) from None
             raise AppError("memory_refused", refused.message, field="text") from None
-        return Response(MemoryOut(memory_read(memory)).data)
+        return Response(memory_answer(agent, end_user))
 
     @extend_schema(
         operation_id="memory_delete",
@@ -280,8 +245,8 @@ class MemoryStopApi(TeamApi):
         data = parse_body(self.StopIn, request)
         with transaction.atomic():
             end_user = end_user_for_write(agent, end_user_id)
-            memory = services.memory_stop(end_user=end_user, stop=data["stop"], kind=MemoryRun.Kind.API_SET)
-        return Response(MemoryOut(memory_read(memory)).data)
+            services.memory_stop(end_user=end_user, stop=data["stop"], kind=MemoryRun.Kind.API_SET)
+        return Response(memory_answer(agent, end_user))
 
 
 class ErasedOut(serializers.Serializer):
@@ -324,4 +289,4 @@ class EndUserApi(TeamApi):
         return Response(ErasedOut({"endUserId": end_user.external_id, **removed}).data)
 
 
-__all__ = ["EndUserApi", "MemoryApi", "MemoryListApi", "MemoryStopApi", "memory_page", "memory_reads"]
+__all__ = ["EndUserApi", "MemoryApi", "MemoryListApi", "MemoryStopApi", "api_output", "memory_answer"]

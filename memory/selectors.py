@@ -1,7 +1,10 @@
 """Reads for memories: due work for the sweep, what a run reads, lists for the tab and the API."""
 import base64
 import binascii
+import functools
+import json
 from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.db.models import F, Min, Q, QuerySet
 from django.utils import timezone
@@ -9,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from agents.errors import AppError
 
-from agents.models import ActionRun, Conversation, EndUser, Message
+from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 
 from .models import Memory, MemoryRun
 
@@ -108,3 +111,108 @@ def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
         return at, int(pk)
     except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
         raise AppError("invalid_cursor", "That page link is not valid. Start again from the newest.", field="after") from None
+
+
+# --- The REST API's hot reads: one plain SQL statement each ----------------------------------
+# memory.get and a page of agent.memories() are the API's most frequent calls. Building the ORM
+# query (three correlated subqueries) cost more than running it, so these two are written once as
+# SQL over the same tables and indexes; tests/memory/test_api.py proves they answer what the ORM
+# reads answered, and counts their queries.
+
+@functools.cache
+def _read_sql() -> tuple[str, str]:
+    from consent.models import Consent
+
+    columns = f"""
+        eu.id, eu.external_id, eu.last_chat_at,
+        m.id, m.text, m.stopped_at, m.updated_at, m.read_up_to, m.last_run,
+        (SELECT c.agreed_at FROM {Consent._meta.db_table} c
+          WHERE c.end_user_id = eu.id AND c.agreed_at IS NOT NULL),
+        (SELECT count(*) FROM {Conversation._meta.db_table} cv
+          WHERE cv.end_user_id = eu.id
+            AND EXISTS (SELECT 1 FROM {Message._meta.db_table} msg WHERE msg.conversation_id = cv.id))"""
+    tables = {"agent": Agent._meta.db_table, "end_user": EndUser._meta.db_table, "memory": Memory._meta.db_table}
+    one = (
+        f"SELECT a.id, {columns} FROM {tables['agent']} a "
+        f"LEFT JOIN {tables['end_user']} eu ON eu.agent_id = a.id AND eu.external_id = %s "
+        f"LEFT JOIN {tables['memory']} m ON m.end_user_id = eu.id "
+        "WHERE a.public_id = %s AND a.team_id = %s"
+    )
+    page = (
+        f"SELECT {columns} FROM {tables['memory']} m JOIN {tables['end_user']} eu ON eu.id = m.end_user_id "
+        "WHERE m.agent_id = %s AND (m.text <> '' OR m.stopped_at IS NOT NULL) {keyset} "
+        "ORDER BY m.updated_at DESC, m.id DESC LIMIT %s"
+    )
+    return one, page
+
+
+def _aware(value):
+    """A datetime from the driver (PostgreSQL gives one; SQLite gives text), aware, in UTC."""
+    if value is None or isinstance(value, datetime):
+        return value
+    parsed = parse_datetime(value)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt_timezone.utc)
+
+
+def _last_run(value):
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def _api_read(row) -> dict:
+    (_, external_id, last_chat_at, memory_id, text, stopped_at, updated_at, read_up_to, last_run, agreed_at, chats) = row
+    return {
+        "endUserId": external_id,
+        "text": text or "",
+        "stopped": stopped_at is not None,
+        "updatedAt": _aware(updated_at),
+        "readUpTo": _aware(read_up_to),
+        "lastRun": _last_run(last_run),
+        "stoppedAt": _aware(stopped_at),
+        "agreedAt": _aware(agreed_at),
+        "lastChatAt": _aware(last_chat_at),
+        "conversations": chats or 0,
+        "_key": (_aware(updated_at), memory_id),
+    }
+
+
+def api_memory_read(*, team_id: int, agent_public_id: str, external_id: str) -> tuple[bool, dict | None]:
+    """(the agent is the team's, the read of that end user's memory with its R21 fields) in one
+    statement, through the agent's public id, the end user's (agent, external_id) index and the
+    memory's end-user index. An end user the agent never met reads None; a known one without a
+    memory row reads empty text and the fields that apply."""
+    from django.db import connection
+
+    one, _ = _read_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(one, [external_id, agent_public_id, team_id])
+        row = cursor.fetchone()
+    if row is None:
+        return False, None
+    if row[1] is None:
+        return True, None
+    return True, _api_read(row[1:])
+
+
+def api_memory_page(*, agent_id: int, limit: int, before: datetime | None, after_key: tuple[datetime, int] | None) -> tuple[list[dict], bool]:
+    """A page of present memories, newest change first, keyset on (updated_at, id) through the
+    (agent, -updated_at, -id) index, with each one's R21 fields: one statement."""
+    from django.db import connection
+
+    _, page = _read_sql()
+    keyset, params = "", [agent_id]
+    if after_key is not None:
+        keyset = "AND m.updated_at <= %s AND (m.updated_at < %s OR m.id < %s)"
+        params += [after_key[0], after_key[0], after_key[1]]
+    elif before is not None:
+        keyset = "AND m.updated_at < %s"
+        params.append(before)
+    with connection.cursor() as cursor:
+        cursor.execute(page.replace("{keyset}", keyset), params + [limit + 1])
+        rows = [_api_read(row) for row in cursor.fetchall()]
+    return rows[:limit], len(rows) > limit
+
+
+def api_memory_cursor(read: dict) -> str:
+    """`memory_cursor` of a read from `api_memory_page`."""
+    at, pk = read["_key"]
+    return base64.urlsafe_b64encode(f"{at.isoformat()}|{pk}".encode()).decode().rstrip("=")

@@ -9,7 +9,8 @@ from agents import services as agent_services
 from agents.models import ActionRun, Conversation, EndUser, Message
 from consent.models import Consent
 from memory import services
-from memory.api import memory_page, memory_reads
+from memory.api import MemoryOut, api_output
+from memory.selectors import api_memory_page, api_memory_read
 from memory.models import Memory, MemoryRun
 from memory.writer import run_quiet_window
 
@@ -363,10 +364,53 @@ def test_a_page_reads_in_one_query_whatever_its_length(agent, django_assert_num_
         for memory in Memory.objects.filter(agent=agent)[:count]:
             chat(agent, memory.end_user.external_id, ["Hello"])
         with django_assert_num_queries(1):
-            page, _ = memory_page(agent, limit=50, before=None, after_key=None)
-            reads = memory_reads(page)
-        assert len(reads) == count and all(r["conversations"] == 1 for r in reads)
+            reads, more = api_memory_page(agent_id=agent.pk, limit=50, before=None, after_key=None)
+        assert len(reads) == count and not more and all(r["conversations"] == 1 for r in reads)
         assert all(r["agreedAt"] is None and r["lastChatAt"] for r in reads)
+
+
+def test_memory_get_is_one_query_once_the_key_is_known(agent, team, django_assert_num_queries):
+    """The hot read: the key is cached per process, and the agent, the end user, the memory and its
+    R21 fields come in one statement."""
+    from rest_framework.test import APIClient
+
+    services.memory_set(end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Prefers email.")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_services.api_key_create(team=team, name='q')[1]}")
+    path = f"/api/v1/agents/{agent.public_id}/end-users/u_1/memory"
+    assert client.get(path).status_code == 200  # the key is looked up and its last use written
+    with django_assert_num_queries(1):
+        answer = client.get(path)
+    assert answer.status_code == 200 and answer.json()["text"] == "Prefers email."
+    with django_assert_num_queries(2):  # the agent, then the page
+        assert client.get(f"/api/v1/agents/{agent.public_id}/memories").status_code == 200
+
+
+def test_the_plain_read_renders_exactly_as_the_documented_serializer(agent):
+    """memory.get answers plain dicts (no serializer on the hot path): the same JSON the schema's
+    MemoryOut makes of the same fields, datetimes, lastRun and nulls included."""
+    conversation = chat(agent, "u_r21", ["I prefer email."], at=timezone.now() - timedelta(hours=3))
+    end_user = conversation.end_user
+    Consent.objects.create(agent=agent, end_user=end_user, agreed_at=timezone.now() - timedelta(days=1), source="api")
+    run_quiet_window(end_user_id=end_user.pk, now=timezone.now())
+    services.memory_set(end_user=end_user, text="Prefers email over phone.\nWorks from Pune.")
+    memory = Memory.objects.get(end_user=end_user)
+    memory.refresh_from_db()
+    end_user.refresh_from_db()
+    _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_r21")
+    expected = {
+        "endUserId": "u_r21", "text": memory.text, "stopped": False, "updatedAt": memory.updated_at,
+        "readUpTo": memory.read_up_to, "lastRun": memory.last_run, "stoppedAt": None,
+        "agreedAt": end_user.consent.agreed_at, "lastChatAt": end_user.last_chat_at, "conversations": 1,
+    }
+    assert MemoryOut(expected).data == api_output(read)
+    assert read["lastRun"] is None or set(api_output(read)["lastRun"]) == {"at", "added", "replaced", "removed"}
+    # A known end user with no memory row, and one never met.
+    agent_services.end_user_get_or_create(agent=agent, external_id="u_new")
+    _, empty = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_new")
+    assert api_output(empty)["text"] == "" and api_output(empty)["updatedAt"] is None
+    assert api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_nobody") == (True, None)
+    assert api_memory_read(team_id=agent.team_id + 999, agent_public_id=agent.public_id, external_id="u_new") == (False, None)
 
 
 def test_an_end_user_id_with_nul_is_refused_or_not_found_never_a_server_error(api, base):
