@@ -19,6 +19,7 @@ from agents.views import build_context
 from . import apply as memory_apply
 from . import policy, services
 from .instructions import DEFAULT_INSTRUCTIONS
+from .apply_preview import apply_preview
 from .models import Memory
 from .people import FILTERS, people_page
 from .tab_selectors import instruction_checks, remembered_page, runs_per_day
@@ -158,12 +159,13 @@ def line_add(request, public_id, end_user_id):
 
 
 @login_required
-@require_GET
 def apply_confirm(request, public_id):
     """The step before Apply: how many memories it reviews, against which version and which
-    instructions, and what it can and cannot do. No model is called here; Try shows samples."""
+    instructions. GET calls no model; POST previews the review on a sample (saves nothing)."""
     agent = agent_for_user(request.user, public_id)
     ctx = build_context(request, agent, "memory", subtab="settings")
+    if request.method == "POST":
+        ctx["preview"] = apply_preview(agent=agent)
     job = memory_apply.apply_latest(agent)
     ctx.update(
         live_ms=ctx["published"].config["memorySettings"],
