@@ -4,8 +4,11 @@
 
 Reports, in one run, on the configured database (PostgreSQL for the sweep at scale):
 1. writer runs per second with the offline engine (N end users, M messages each);
-2. the sweep's time with CONVERSATIONS conversations of which 1% are due, and its EXPLAIN;
-3. the input size of one run as an end user's history grows (it must stay flat).
+2. the offline engine alone (its rules and the guards it asks, no database): CPU ms per run on the
+   same kind of payload, and on the writer evaluation's cases (tests/eval/cases*.jsonl), which mix
+   languages, long messages and several chats;
+3. the sweep's time with CONVERSATIONS conversations of which 1% are due, and its EXPLAIN;
+4. the input size of one run as an end user's history grows (it must stay flat).
 Everything it makes lives in a scratch team that it removes at the end.
 """
 import argparse
@@ -68,6 +71,42 @@ def writer_throughput(agent, n_users, m_messages):
     elapsed = time.perf_counter() - t0
     print(f"writer: {runs} runs over {n_users} end users x {m_messages} messages in {elapsed:.2f} s "
           f"= {runs / elapsed:.1f} runs/s (offline engine, {connection.vendor})")
+
+
+def _engine_payload(texts, actions=()):
+    messages = [
+        {"id": f"m{j}", "at": f"2026-11-03T14:{j % 60:02d}:00+00:00", "day": "3 Nov", "text": text}
+        for j, text in enumerate(texts)
+    ]
+    return {"mode": "write", "instructions": {"team": ""}, "lines": [], "messages": messages, "actions": list(actions)}
+
+
+def engine_alone(n_users, m_messages, rounds=7):
+    """CPU time of memory.offline.memory_operations alone, best of ``rounds`` (process time, so the
+    other processes on a shared machine matter less)."""
+    from memory.offline import memory_operations
+
+    renew = {"id": "a1", "at": "2026-11-03T14:59:00+00:00", "day": "3 Nov", "name": "renew_plan", "label": "Renewed the plan", "status": "succeeded"}
+    bench_payloads = [
+        _engine_payload([SENTENCES[(i + j) % len(SENTENCES)] for j in range(m_messages)], [renew]) for i in range(n_users)
+    ]
+    eval_payloads = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "tests" / "eval").glob("cases*.jsonl")):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            if raw.strip():
+                case = json.loads(raw)
+                texts = [turn["text"] for chat in case["chats"] for turn in chat["turns"] if turn.get("role") == "user"]
+                eval_payloads.append(_engine_payload(texts))
+    for name, payloads in (("bench payloads", bench_payloads), ("evaluation cases", eval_payloads)):
+        memory_operations(payloads[0])
+        best = float("inf")
+        for _ in range(rounds):
+            t0 = time.process_time()
+            for payload in payloads:
+                memory_operations(payload)
+            best = min(best, time.process_time() - t0)
+        print(f"offline engine alone, {name}: {len(payloads)} runs in {best * 1000:.0f} ms CPU (best of {rounds}) "
+              f"= {best / len(payloads) * 1000:.2f} ms a run")
 
 
 def sweep_at_scale(agent, total):
@@ -153,6 +192,7 @@ def main():
     team, agent = scratch_agent("bench-writer")
     try:
         writer_throughput(agent, args.users, args.messages)
+        engine_alone(args.users, args.messages)
         input_growth(agent, args.chats)
         sweep_at_scale(agent, args.conversations)
     finally:

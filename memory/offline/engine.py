@@ -46,6 +46,7 @@ class _Memory:
         self.opened = opened
         self.left_out = left_out
         self.offered = offered or {}  # the run's sources by id, in the shape policy.source_refusal reads
+        self._verdicts: dict[str | tuple, bool] = {}  # the guards' answers, asked once a run
 
     def _live(self) -> int:
         return sum(1 for line in self.lines if line.text is not None) + len(self.added)
@@ -57,12 +58,17 @@ class _Memory:
     def allows(self, text: str, key: str | None, sources: list[str] | None = None) -> bool:
         """The team's instructions keep this kind, the guards take the line, and (when it cites
         sources) what it names is in what it cites, as the writer will check after us."""
-        if self.left_out_kind(text, key) or policy.line_refusal(text, opened=self.opened) is not None:
+        if self.left_out_kind(text, key):
             return False
-        if sources is None:
-            return True
-        cited = [self.offered[source] for source in sources if source in self.offered]
-        return policy.source_refusal(text, cited) is None
+        if text not in self._verdicts:
+            self._verdicts[text] = policy.line_refusal(text, opened=self.opened) is None
+        if not self._verdicts[text] or sources is None:
+            return self._verdicts[text]
+        asked = (text, *sources)
+        if asked not in self._verdicts:
+            cited = [self.offered[source] for source in sources if source in self.offered]
+            self._verdicts[asked] = policy.source_refusal(text, cited) is None
+        return self._verdicts[asked]
 
     def _acceptable(self, fact: Fact) -> Fact | None:
         """The fact as a line the guards take, or ``None``: "SMS" is written "text messages" when the
@@ -216,17 +222,15 @@ class _Read:
 
 
 def read_message(message: dict, opened: frozenset[str]) -> _Read:
-    """The message's clauses that the guards let through; each refused clause is skipped alone."""
+    """The message's clauses, each to be held against the guards on its own (``clause_refusal``) before
+    anything read from it is used: a refused clause is skipped alone."""
     text = str(message.get("text") or "")
     codes = languages_in(text)
     kept = []
     someone_else_bought = False
     for part in split(text, codes):
-        reason = clause_refusal(part, opened)
-        if reason in {"other_people", "relationships"} and _BUYING.search(part):
+        if _BUYING.search(part) and clause_refusal(part, opened) in {"other_people", "relationships"}:
             someone_else_bought = True
-        if reason:
-            continue
         kept.append(
             Sentence(
                 text=part, source=str(message.get("id")), day=day_of(message), opened=opened, message=text, languages=codes
@@ -328,6 +332,7 @@ def memory_operations(payload: dict) -> dict:
         key=lambda event: str(event[1].get("at") or ""),
     )
     hints: list[Hint] = []  # contact hints of the whole run, merged into one line at the end
+    refusals: dict[str, str | None] = {}
     contact_before = memory.text_of("contact")
     for kind, item in events:
         if kind == "action":
@@ -342,16 +347,27 @@ def memory_operations(payload: dict) -> dict:
             continue
         for sentence in reads[id(item)].clauses:
             negated = sentence.negated
-            for kind_name, read in RULES:
-                if kind_name in left_out or (negated and read.__name__ not in NEGATION_AWARE):
-                    continue
-                for result in read(sentence):
-                    if isinstance(result, Hint):
-                        hints.append(result)
-                    elif isinstance(result, Fact):
-                        memory.put(result)
-                    else:
-                        memory.update(result)
+            results = [
+                result
+                for kind_name, read in RULES
+                if kind_name not in left_out and (not negated or read.__name__ in NEGATION_AWARE)
+                for result in read(sentence)
+            ]
+            # The guards see every clause a rule read something from (a clause nothing is read from
+            # changes nothing, so it is not held against them): one refused clause is skipped alone.
+            if not results:
+                continue
+            if sentence.text not in refusals:  # asked once a run
+                refusals[sentence.text] = clause_refusal(sentence.text, opened)
+            if refusals[sentence.text]:
+                continue
+            for result in results:
+                if isinstance(result, Hint):
+                    hints.append(result)
+                elif isinstance(result, Fact):
+                    memory.put(result)
+                else:
+                    memory.update(result)
     if hints and "contact" not in left_out and (fact := contact_line(hints, contact_before)):
         memory.put(fact)
     return {"operations": memory.operations()}
