@@ -43,7 +43,9 @@ def _urls():
     class MemoryView(APIView):
         def get(self, request, agent_pk, external_id):
             memory = get_object_or_404(
-                Memory.objects.select_related("end_user"), agent_id=agent_pk, end_user__external_id=external_id
+                Memory.objects.select_related("end_user"),
+                end_user__agent_id=agent_pk,  # the end user's (agent, external_id) unique index
+                end_user__external_id=external_id,
             )
             return Response(MemorySerializer(memory).data)
 
