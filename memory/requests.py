@@ -136,31 +136,49 @@ def _stop_in(text: str) -> EndUserRequest | None:
     return None
 
 
-def recognise(text: str) -> EndUserRequest | None:
-    """The memory request this message makes, or None. A stop ("stop remembering me", "delete my
-    data", "forget everything", "भूल जाओ", in the languages above) counts anywhere in a message,
-    as one of its sentences or clauses; "forget ..." and "what do you remember" only as the whole
-    message (after greetings and "please"), so ordinary chat is never mistaken for one."""
-    if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
-        return None
-    stop = _stop_in(text)
-    if stop is not None:
-        return stop
-    if len(text) > MAX_REQUEST_CHARS:
-        return None
-    normal = _normalise(text)
+def _whole(normal: str, *, bare_forget: bool = True) -> EndUserRequest | None:
+    """The show or forget request `normal` (folded) is as a whole, or None."""
     if not normal:
         return None
     for lang, pattern in _COMPILED_SHOW:
         if pattern.fullmatch(normal):
             return EndUserRequest("show", lang)
     for lang, pattern, explicit in _COMPILED_FORGET:
+        if not explicit and not bare_forget:
+            continue
         match = pattern.fullmatch(normal)
         if match:
             subject = match.group("subject").strip(_EDGE_CHARS)
             if not _words(subject) or _IDIOM.match(subject):  # "forget it", "forget about that, it's fine"
                 return None
             return EndUserRequest("forget", lang, subject=subject, explicit=explicit)
+    return None
+
+
+def recognise(text: str) -> EndUserRequest | None:
+    """The memory request this message makes, or None. A stop ("stop remembering me", "delete my
+    data", "forget everything", "भूल जाओ", in the languages above) counts anywhere in a message,
+    as one of its sentences or clauses. "What do you remember" and "forget that ..." count as the
+    whole message (after greetings and "please") or as one of its sentences ("Thanks! Also, forget
+    that I work from Pune."); a bare "forget the receipt" only as the whole message. So ordinary
+    chat is never mistaken for one."""
+    if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
+        return None
+    stop = _stop_in(text)
+    if stop is not None:
+        return stop
+    if len(text) <= MAX_REQUEST_CHARS:
+        whole = _whole(_normalise(text))
+        if whole is not None:
+            return whole
+    sentences = [part for part in _SENTENCE.split(text)[:MAX_PARTS] if part.strip()]
+    if len(sentences) < 2:
+        return None
+    for sentence in sentences:
+        if len(sentence) <= MAX_REQUEST_CHARS:
+            found = _whole(_normalise(sentence), bare_forget=False)
+            if found is not None:
+                return found
     return None
 
 

@@ -267,6 +267,28 @@ def test_a_message_that_only_mentions_a_stop_is_not_one(text):
     assert request is None or request.kind != "stop"
 
 
+@pytest.mark.parametrize(
+    "text, kind, subject",
+    [
+        ("Thanks for the help! Also, forget that I work from Pune.", "forget", "i work from pune"),
+        ("Quick one. What do you remember about me?", "show", ""),
+        ("I told my boss to forget that idea. Anyway, how do I renew?", None, None),
+        ("Forget it. I'll call later.", None, None),
+    ],
+)
+def test_a_forget_or_show_can_be_one_sentence_of_a_longer_message(agent, text, kind, subject):
+    request = recognise(text)
+    if kind is None:
+        assert request is None
+    else:
+        assert (request.kind, request.subject) == (kind, subject)
+    if kind == "forget":
+        services.memory_set(end_user=end_user_of(agent, "u_1"), text="Works from the Pune office.\nSpeaks Hindi.")
+        conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+        assert chat.conversation_send(conversation=conversation, text=text).handled_as_request
+        assert lines(agent, "u_1") == ["Speaks Hindi."]
+
+
 # --- 5: a chat without memory does not list the memory --------------------------------------
 
 
