@@ -5,9 +5,11 @@ matters. Not a test: it prints figures.
 
 For each sample line (300 characters, the longest a memory line may be, unless said) it times
 ``line_refusal`` with the normaliser's cache cleared before every call, so each figure includes the
-normalisation, and prints p50 and p95 in milliseconds. No database or Django is needed.
+normalisation, and prints p50 and p95 in milliseconds, of wall time and of this thread's CPU time (on a
+shared machine the wall time also holds waiting for a core). No database or Django is needed.
 """
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -21,10 +23,11 @@ from memory.text import view  # noqa: E402
 
 
 def _pad(text: str) -> str:
-    filler = " Prefers short answers and email over phone."
-    while len(text) + len(filler) <= policy.MAX_LINE_CHARS:
+    """The text, then ordinary words, to exactly 300 characters."""
+    filler = " Prefers short answers and email over phone, and reads replies on the train home."
+    while len(text) < policy.MAX_LINE_CHARS:
         text += filler
-    return text[: policy.MAX_LINE_CHARS]
+    return text[: policy.MAX_LINE_CHARS - 1].rstrip(" ,") + "."
 
 
 SAMPLES = {
@@ -46,16 +49,21 @@ SAMPLES = {
 }
 
 
-def measure(line: str, calls: int) -> tuple[float, float, str | None]:
-    times = []
+def measure(line: str, calls: int) -> tuple[float, float, float, float, str | None]:
+    """(wall p50, wall p95, CPU p50, CPU p95) in ms. The CPU time of this thread is what the guard costs;
+    the wall time also holds waiting for a core on a busy machine."""
+    wall, cpu = [], []
     result = None
     for _ in range(calls):
         view.cache_clear()
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         result = policy.line_refusal(line)
-        times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    return statistics.median(times), times[int(len(times) * 0.95) - 1], result
+        cpu.append((time.thread_time() - start_cpu) * 1000)
+        wall.append((time.perf_counter() - start) * 1000)
+    wall.sort()
+    cpu.sort()
+    p95 = int(len(wall) * 0.95) - 1
+    return statistics.median(wall), wall[p95], statistics.median(cpu), cpu[p95], result
 
 
 def main() -> None:
@@ -64,10 +72,11 @@ def main() -> None:
     args = parser.parse_args()
     policy.line_refusal("warm up: imports, vocabulary, detect-secrets 4242/4242/4242/4242 Zx9QmW2pL7vK4tR8sY3nB6cF1hJ5dG0a")
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.processor() or 'cpu'}; {args.calls} calls a line")
-    print(f"{'line':52} {'chars':>5} {'p50 ms':>8} {'p95 ms':>8}  result")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'line':52} {'chars':>5} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>8} {'cpu p95':>8}  result")
     for name, line in SAMPLES.items():
-        p50, p95, result = measure(line, args.calls)
-        print(f"{name:52} {len(line):>5} {p50:>8.3f} {p95:>8.3f}  {result or 'kept'}")
+        p50, p95, c50, c95, result = measure(line, args.calls)
+        print(f"{name:52} {len(line):>5} {p50:>9.3f} {p95:>9.3f} {c50:>8.3f} {c95:>8.3f}  {result or 'kept'}")
 
 
 if __name__ == "__main__":

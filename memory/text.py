@@ -97,7 +97,8 @@ _SPACED_LETTERS = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*]){2,}[^\W\d_](?![
 _LEET = str.maketrans({"0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "4": "a", "@": "a", "5": "s", "$": "s", "7": "t", "8": "b", "9": "g", "+": "t"})
 _LEET_ALT = str.maketrans({"1": "l"})
 _LEET_NEIGHBOURS = re.compile(r"[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_]")
-_LEETY_TOKEN = re.compile(r"[^\s]*[a-z][^\s]*")
+_LEETY_TOKEN = re.compile(r"\S*(?:[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_])\S*")
+_COMBINING_ACCENT = re.compile("[\u0300-\u036f]+")
 _KEYWORDS: set[str] = set()
 _STEMS: list[tuple[str, ...]] = [()]
 
@@ -110,8 +111,9 @@ def register_keywords(words, stems=()) -> None:
 
 def _strip_accents(text: str) -> str:
     # Only Latin combining accents: Devanagari vowel signs are letters to a reader and stay.
-    decomposed = unicodedata.normalize("NFD", text)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not 0x300 <= ord(c) <= 0x36F))
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _COMBINING_ACCENT.sub("", unicodedata.normalize("NFD", text)))
 
 
 @lru_cache(maxsize=4096)

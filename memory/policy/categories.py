@@ -60,7 +60,10 @@ class _WordIndex:
 
 _INDEX = _WordIndex(vocabulary().category_words)
 _PATTERNS = {
-    code: tuple(zip(category.patterns, category.needs, strict=True)) for code, category in vocabulary().categories.items()
+    code: tuple(
+        zip(category.patterns, category.needs, [frozenset(s) if s else None for s in category.starts], strict=True)
+    )
+    for code, category in vocabulary().categories.items()
 }
 _PLAIN_TOKEN = re.compile(r"[\w\u0900-\u097F]+")
 
@@ -95,7 +98,7 @@ def _names_someone(v: View) -> bool:
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:
     """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
     found = _INDEX.codes_in(v.folded)
-    tokens = None
+    tokens = prefixes = None
     if "other_people" not in found and "other_people" not in opened and _names_someone(v):
         found.add("other_people")
     for code in order:
@@ -103,10 +106,14 @@ def category_of(v: View, order, opened: frozenset[str]) -> str | None:
             continue
         if code in found:
             return code
-        for pattern, needs in _PATTERNS.get(code, ()):
-            if needs is not None:
-                tokens = tokens if tokens is not None else set(_PLAIN_TOKEN.findall(v.folded))
-                if needs.isdisjoint(tokens):
+        for pattern, needs, starts in _PATTERNS.get(code, ()):
+            if needs is not None or starts is not None:
+                if tokens is None:
+                    tokens = set(_PLAIN_TOKEN.findall(v.folded))
+                    prefixes = {token[:n] for token in tokens for n in range(2, len(token) + 1)}
+                if needs is not None and needs.isdisjoint(tokens):
+                    continue
+                if starts is not None and starts.isdisjoint(prefixes):
                     continue
             if pattern.search(v.plain):
                 return code

@@ -59,6 +59,8 @@ _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.
 # One regex for every vendor rule: one scan of the line instead of one per rule.
 _KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
+_COMPOUND = re.compile(r"-[^\W\d_]")
+_ORDER_NUMBER = re.compile(r"[A-Z0-9\-]{1,24}")
 _KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
 _KEY_WORD = re.compile(r"(?i)\b(?:bearer|basic|token|key|secret|sig|signature|session|sessionid|cookie|sid)\b")
 _PRIVATE_KEY = re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I)
@@ -117,7 +119,7 @@ def _word_then_value(folded: str) -> bool:
         if before and _clean(before[-1]) in _NOT_BEFORE:
             continue
         rest = folded[match.end() :]
-        if re.match(r"-[^\W\d_]", rest):
+        if _COMPOUND.match(rest):
             continue  # a compound ("password-manager", "pin-less"), not a value
         # "password: x", "pin=1234": a colon or equals sign glued to the word
         glued = rest[:1] in (":", "=")
@@ -288,7 +290,7 @@ def _worth_scanning(run: str) -> bool:
     punctuation ("zendesk-to-intercom-migration", a plain URL or email address) cannot pass the
     entropy limit and matches none of detect-secrets' prefixes, so it is not worth a millisecond.
     """
-    if re.fullmatch(r"[A-Z0-9\-]{1,24}", run.rstrip(".:")):
+    if _ORDER_NUMBER.fullmatch(run.rstrip(".:")):
         return False  # upper case and digits only: an order, tracking or SKU number, not a key
     return (
         any(char.isdigit() for char in run)

@@ -71,8 +71,34 @@ class IdRule:
     min_run: int
 
 
+_FIRST_ATOM = re.compile(r"^\{b\}(\\d|\[[^\]]+\]|[A-Za-z0-9])(?:\{(\d+)(?:,(\d+))?\})?(?![?*+]|\{\d)")
+_EDGE_BEHIND = r"(?<![A-Za-z0-9].)(?<![0-9][\s.\-/_].)"
+
+
+def _fast_alternative(alternative: str) -> str:
+    match = _FIRST_ATOM.match(alternative)
+    if not match:
+        return alternative
+    atom, low, high = match.group(1), match.group(2), match.group(3)
+    rest = alternative[match.end() :]
+    if low is None:
+        more = ""
+    elif high is None:
+        more = f"{atom}{{{int(low) - 1}}}" if int(low) > 1 else ""
+    else:
+        more = f"{atom}{{{max(0, int(low) - 1)},{int(high) - 1}}}"
+    return atom + _EDGE_BEHIND + more + rest
+
+
+def _fast_start(shape: str) -> str:
+    """``{b}X`` as ``X`` then the same edge checked behind it: a pattern that starts with a character
+    (not a lookbehind) lets the regex engine skip ahead to where that character occurs."""
+    parts = shape.split("|{b}")
+    return "|".join(_fast_alternative(part if n == 0 else "{b}" + part) for n, part in enumerate(parts))
+
+
 def _compile(entry: dict) -> IdRule:
-    shape = entry["shape"].replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
+    shape = _fast_start(entry["shape"]).replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
     flags = 0 if entry.get("case") else re.I
     context = entry.get("context") or []
     return IdRule(
@@ -99,8 +125,16 @@ _ALL_CONTEXT = re.compile(
 # Cards and IBANs (code: they need more than a shape and a word)
 # ---------------------------------------------------------------------------------------------
 
-_DIGIT_RUNS = re.compile(r"\d+")
-_LONG_RUN = re.compile(r"(?<![\d])\d{13,19}(?![\d])")
+_DIGIT_RUN = re.compile(r"\d+")  # then 13-19 long: a charset-first pattern scans fast
+_IMEI_WORD = re.compile(r"(?i)\b(?:imei|meid)\b")
+_EXPIRY_WORD = re.compile(r"(?i)\b(?:exp\w*|valid|thru|until)\b")
+_STREET_AFTER_NUMBER = re.compile(r"\d{1,5}[a-z]?,?\s+\w+\s+(?:street|road|avenue|lane|strasse|straße|rue|calle|rua)\b")
+_SEPARATORS = re.compile(r"[\s.\-/_]")
+_NOT_DIGIT = re.compile(r"\D+")
+
+
+def _long_runs(text: str):
+    return (m for m in _DIGIT_RUN.finditer(text) if 13 <= len(m.group(0)) <= 19)
 _OVERLONG_RUN = re.compile(r"\d{20,}")
 _PHONE_WORDS = re.compile(
     rf"{WORD_START}(?:phone|mobile|cell|call|ring|whatsapp|telegram|signal|sms|text|tel|landline|contact|reach|"
@@ -147,17 +181,17 @@ def card_in(v: View) -> bool:
     if _TRACK_DATA.search(v.surface):
         return True
     card_words = _CARD_WORDS.search(v.folded)
-    for match in _LONG_RUN.finditer(v.digits):
+    for match in _long_runs(v.digits):
         digits = match.group(0)
         before = v.digits[max(0, match.start() - 30) : match.start()]
         if not card_words and len(digits) <= 15 and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before))):
             continue
-        if not card_words and re.search(r"(?i)\b(?:imei|meid)\b", before):
+        if not card_words and _IMEI_WORD.search(before):
             continue  # an IMEI: reported by its own rule
         if len(digits) == 16 and stdnum_vid.is_valid(digits):
             continue  # an Aadhaar virtual id: a government id, reported below
         return True
-    return bool(card_words and _EXPIRY.search(v.surface) and re.search(r"(?i)\b(?:exp\w*|valid|thru|until)\b", v.folded))
+    return bool(card_words and _EXPIRY.search(v.surface) and _EXPIRY_WORD.search(v.folded))
 
 
 def fold(text: str) -> str:
@@ -165,7 +199,7 @@ def fold(text: str) -> str:
 
 
 def virtual_aadhaar_in(v: View) -> bool:
-    return any(len(m.group(0)) == 16 and stdnum_vid.is_valid(m.group(0)) for m in _LONG_RUN.finditer(v.digits))
+    return any(len(m.group(0)) == 16 and stdnum_vid.is_valid(m.group(0)) for m in _long_runs(v.digits))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +245,7 @@ def personal_identifier_in(v: View) -> bool:
     folded = v.folded
     if _DOB.search(folded):
         return True
-    if _ADDRESS.search(folded) and (_ADDRESS_WORDS.search(folded) or re.search(r"\d{1,5}[a-z]?,?\s+\w+\s+(?:street|road|avenue|lane|strasse|straße|rue|calle|rua)\b", folded)):
+    if _ADDRESS.search(folded) and (_ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded)):
         return True
     return False
 
@@ -222,16 +256,16 @@ def personal_identifier_in(v: View) -> bool:
 
 
 def _compact(value: str) -> str:
-    return re.sub(r"[\s.\-/_]", "", value)
+    return _SEPARATORS.sub("", value)
 
 
 def id_in(v: View) -> tuple[str, str] | None:
     """``(reason, kind)`` of the first identifier of the table the line holds, or ``None``."""
-    digit_count = sum(c.isdigit() for c in v.digits)
+    digit_count = len(_NOT_DIGIT.sub("", v.digits))
     if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
         return None
     context_here = bool(_ALL_CONTEXT.search(v.folded))
-    longest_run = max((len(run) for run in _DIGIT_RUNS.findall(v.digits)), default=0)
+    longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
     for rule in RULES:
         if digit_count < rule.min_digits or longest_run < rule.min_run:
             continue

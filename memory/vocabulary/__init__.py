@@ -24,7 +24,7 @@ from pathlib import Path
 
 from memory.text import WORD_END, WORD_START, fold_word, plain, register_keywords
 
-from .simple import split_pattern
+from .simple import first_prefixes, split_pattern
 
 HERE = Path(__file__).resolve().parent
 LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")
@@ -71,9 +71,12 @@ def _list_alternation(items) -> str:
 class Category:
     words: re.Pattern | None  # on the folded view
     patterns: tuple[re.Pattern, ...]  # on the plain view
-    # For each pattern, the words one of which a line must hold for it to be tried (those of the lists it
-    # inserts), or None: a cheap skip for patterns with long lists (parties, demonyms).
+    # For each pattern, the words one of which a line must hold for it to be tried (the first words of the
+    # lists it inserts), or None: a cheap skip for patterns with long lists (parties, demonyms).
     needs: tuple[frozenset[str] | None, ...] = ()
+    # For each pattern, the prefixes one of which a word of the line must start with (the first words of its
+    # alternatives), or None.
+    starts: tuple[tuple[str, ...] | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,10 @@ def vocabulary() -> Vocabulary:
         names = [name for name in _PLACEHOLDER.findall(pattern) if name in raw_lists]
         if not names:
             return None
-        return frozenset(t for name in names for item in raw_lists[name] for t in _TOKENS.findall(fold_word(item)))
+        # The first word of each item: a match needs the whole item, so it needs its first word.
+        return frozenset(
+            tokens[0] for name in names for item in raw_lists[name] if (tokens := _TOKENS.findall(fold_word(item)))
+        )
 
     credentials = {name: [] for name in CREDENTIAL_LISTS}
     words: dict[str, list[str]] = {}
@@ -122,12 +128,13 @@ def vocabulary() -> Vocabulary:
                     simple, rest = split_pattern(expand(pattern))
                     words.setdefault(code, []).extend(simple)
                     if rest:
-                        patterns.setdefault(code, []).append((rest, needs_of(pattern)))
+                        patterns.setdefault(code, []).append((rest, needs_of(pattern), first_prefixes(rest)))
     categories = {
         code: Category(
             words=None,
-            patterns=tuple(re.compile(p, re.I) for p, _ in patterns.get(code, [])),
-            needs=tuple(n for _, n in patterns.get(code, [])),
+            patterns=tuple(re.compile(p, re.I) for p, _, _ in patterns.get(code, [])),
+            needs=tuple(n for _, n, _ in patterns.get(code, [])),
+            starts=tuple(s for _, _, s in patterns.get(code, [])),
         )
         for code in words.keys() | patterns.keys()
     }

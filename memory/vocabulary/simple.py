@@ -132,3 +132,51 @@ def split_pattern(pattern: str) -> tuple[list[str], str | None]:
         else:
             words.extend(found)
     return words, "|".join(rest) if rest else None
+
+
+def _first_prefixes(alternative: str) -> set[str] | None:
+    """The words one of which must start a match of the alternative (as prefixes), or ``None``."""
+    alt = alternative.strip()
+    if alt.startswith(r"\b"):
+        alt = alt[2:]
+    if alt.startswith("(?:"):
+        depth, i = 0, 0
+        while i < len(alt):
+            if alt[i] == "\\":
+                i += 2
+                continue
+            if alt[i] == "(":
+                depth += 1
+            elif alt[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if i >= len(alt) or alt[i + 1 : i + 2] in ("?", "*"):
+            return None
+        try:
+            expanded, _ = _expand(alt[: i + 1])
+        except _Unsupported:
+            return None
+        words = {word.replace("-", " ").split()[0] if word.strip() else "" for word in expanded}
+        return None if "" in words else {w.lower() for w in words}
+    prefix = ""
+    for i, c in enumerate(alt):
+        if c.isalpha() or c == "'":
+            prefix += c
+            continue
+        if c in "?*{" and prefix:
+            prefix = prefix[:-1]  # the last letter is optional
+        break
+    return {prefix.lower()} if len(prefix) >= 2 else None
+
+
+def first_prefixes(pattern: str) -> tuple[str, ...] | None:
+    """For a cheap skip: a match of the pattern starts with a word beginning with one of these."""
+    out: set[str] = set()
+    for alternative in split_alternatives(pattern):
+        found = _first_prefixes(alternative)
+        if not found:
+            return None
+        out |= found
+    return tuple(sorted(out))
