@@ -1,5 +1,7 @@
 """The note a chat's agent receives (R17): built at conversation start, then kept in step with the
 memory by `memory.commit` (the next turn of an open chat sees a stop or delete); shown on the Memory tab."""
+import functools
+
 from agents.models import Conversation
 
 from .models import Memory
@@ -21,13 +23,31 @@ def render_note(lines: list[str]) -> str:
     return f"{NOTE_PREAMBLE}\n{NOTE_START}\n{body}\n{NOTE_END}"
 
 
+@functools.lru_cache(maxsize=20_000)
+def _shown(line: str) -> bool:
+    """Whether the policy lets the chat's agent see this line. The policy is pure (the same line
+    gets the same answer), so each distinct line is checked once per process, not at every chat."""
+    return not line_refusal(line, check_categories=False)
+
+
 def note_lines(memory: Memory | None) -> list[str]:
     if memory is None or memory.stopped_at is not None:
         return []
     # A line the policy refuses is never shown to the chat's agent.
-    return [line for line in memory.lines if not line_refusal(line, check_categories=False)]
+    return [line for line in memory.lines if _shown(line)]
+
+
+def memory_at_start(end_user) -> Memory | None:
+    """The end user's memory row, read once for a conversation's start: the stopped gate reads it
+    and leaves it on this end user instance for the note, which takes it (so nothing later in the
+    request can see a stale copy)."""
+    if not hasattr(end_user, "_memory_at_start"):
+        end_user._memory_at_start = Memory.objects.filter(end_user=end_user).first()
+    return end_user._memory_at_start
 
 
 def note_for_conversation(conversation: Conversation) -> str:
-    memory = Memory.objects.filter(end_user=conversation.end_user).first()
+    end_user = conversation.end_user
+    memory = memory_at_start(end_user)
+    del end_user._memory_at_start
     return render_note(note_lines(memory))

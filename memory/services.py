@@ -11,6 +11,7 @@ from agents.models import Agent, Conversation, EndUser
 from . import due, policy
 from .commit import memory_commit, memory_locked
 from .models import Memory, MemoryRun
+from .note import memory_at_start
 from .signals import end_user_erased
 from .writer import run_quiet_window
 
@@ -22,8 +23,8 @@ MEMORY_OFF_GRACE_DAYS = 30  # R4
 
 def stopped_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str) -> str | None:
     """A stopped memory is never read or written: conversations start without it (R20)."""
-    stopped = Memory.objects.filter(end_user=end_user, stopped_at__isnull=False).exists()
-    return Conversation.MemoryOff.STOPPED if stopped else None
+    memory = memory_at_start(end_user)  # read once: the note reuses it (one query per start)
+    return Conversation.MemoryOff.STOPPED if memory is not None and memory.stopped_at is not None else None
 
 
 # --- Direct edits: the team (Memory tab), the API, the end user's own requests ----------
