@@ -57,11 +57,11 @@ v1 = [
 v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
 v1 += [
     path("agents/<str:agent_id>/try", api_jobs.TryStartApi.as_view(), name="agent-try"),
-    path("agents/<str:agent_id>/try/<int:job_id>", api_jobs.TryJobApi.as_view(), name="agent-try-job"),
-    path("agents/<str:agent_id>/try/<int:job_id>/cancel", api_jobs.TryCancelApi.as_view(), name="agent-try-cancel"),
+    path("agents/<str:agent_id>/try/<str:job_id>", api_jobs.TryJobApi.as_view(), name="agent-try-job"),
+    path("agents/<str:agent_id>/try/<str:job_id>/cancel", api_jobs.TryCancelApi.as_view(), name="agent-try-cancel"),
     path("agents/<str:agent_id>/apply", api_jobs.ApplyStartApi.as_view(), name="agent-apply"),
-    path("agents/<str:agent_id>/apply/<int:job_id>", api_jobs.ApplyJobApi.as_view(), name="agent-apply-job"),
-    path("agents/<str:agent_id>/apply/<int:job_id>/cancel", api_jobs.ApplyCancelApi.as_view(), name="agent-apply-cancel"),
+    path("agents/<str:agent_id>/apply/<str:job_id>", api_jobs.ApplyJobApi.as_view(), name="agent-apply-job"),
+    path("agents/<str:agent_id>/apply/<str:job_id>/cancel", api_jobs.ApplyCancelApi.as_view(), name="agent-apply-cancel"),
     path("agents/<str:agent_id>/instruction-check", api_jobs.InstructionCheckApi.as_view(), name="agent-instruction-check"),
 ]
 v1.append(path("webhooks", webhooks_api.WebhookListApi.as_view(), name="webhooks"))

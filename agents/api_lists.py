@@ -47,6 +47,25 @@ class AgentListApi(TeamApi):
         "Page with `before` = `next.before`, or exactly with `cursor` = `next.cursor`.",
         parameters=[PageQueryIn],
         responses={200: AgentPageOut, **errors("invalid_request")},
+        examples=[
+            OpenApiExample(
+                "agents",
+                value={
+                    "agents": [
+                        {
+                            "id": "agt_493fb4f0cf13", "name": "Support", "version": 3, "publishedAt": "2026-11-30T09:12:00Z",
+                            "instructions": "Help customers of Acme with their plans.", "guardrails": "",
+                            "actions": [{"name": "renew_plan", "label": "Renewed the plan"}],
+                            "memorySettings": {"on": True, "instructions": "", "keepForDays": 90, "quietMinutes": 15, "showSwitch": False,
+                                               "askFirst": False, "privacyUrl": "", "notice": "Support is an AI assistant that remembers..."},
+                            "createdAt": "2026-11-02T08:00:00Z",
+                        }
+                    ],
+                    "next": {"before": "2026-11-02T08:00:00Z", "cursor": "MjAyNi0xMS0wMlQwODowMDowMCswMDowMHw0Mg"},
+                },
+                response_only=True,
+            )
+        ],
     )
     def get(self, request):
         query = PageQueryIn.from_request(request)
@@ -132,6 +151,23 @@ class ConversationApi(TeamApi):
         description="The conversation with its messages, actions and events, oldest first: the team can "
         "read its chats, also those that used no memory (R20).",
         responses={200: ConversationDetailOut, **errors("conversation_not_found")},
+        examples=[
+            OpenApiExample(
+                "transcript",
+                value={
+                    "id": "conv_5f0c1a2b3c4d5e6f", "agentId": "agt_493fb4f0cf13", "endUserId": "u_ananya", "usesMemory": True,
+                    "memoryOffReason": None, "version": 3, "project": None, "startedAt": "2026-11-30T10:00:00Z",
+                    "lastActivityAt": "2026-11-30T10:02:10Z",
+                    "messages": [
+                        {"role": "user", "text": "Please renew my plan.", "at": "2026-11-30T10:00:05Z"},
+                        {"role": "agent", "text": "Done: your plan is renewed until next November.", "at": "2026-11-30T10:00:07Z"},
+                    ],
+                    "actions": [{"name": "renew_plan", "status": "succeeded", "at": "2026-11-30T10:00:06Z"}],
+                    "events": [{"type": "tool_result", "text": "{\"renewed\": true}", "at": "2026-11-30T10:00:06Z"}],
+                },
+                response_only=True,
+            )
+        ],
     )
     def get(self, request, conversation_id):
         conversation = self.conversation(conversation_id)

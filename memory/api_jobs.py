@@ -91,8 +91,14 @@ def try_answer(job) -> dict:
     ).data
 
 
-def _try_job(agent, job_id: int):
-    job = trial_jobs.trial_for_agent(agent, job_id)
+def job_pk(job_id: str) -> int | None:
+    """A job id from a path: digits only (anything else names no job, answered as not found)."""
+    return int(job_id) if job_id.isascii() and job_id.isdigit() and len(job_id) <= 18 else None
+
+
+def _try_job(agent, job_id: str):
+    pk = job_pk(job_id)
+    job = trial_jobs.trial_for_agent(agent, pk) if pk is not None else None
     if job is None:
         raise AppError("job_not_found", "No such job for this agent.", status=404)
     return job
@@ -176,8 +182,9 @@ class ApplyJobOut(serializers.Serializer):
     finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
 
 
-def _apply_job(agent, job_id: int):
-    job = memory_apply.apply_for_agent(agent, job_id)
+def _apply_job(agent, job_id: str):
+    pk = job_pk(job_id)
+    job = memory_apply.apply_for_agent(agent, pk) if pk is not None else None
     if job is None:
         raise AppError("job_not_found", "No such job for this agent.", status=404)
     return job

@@ -124,6 +124,25 @@ class PeopleApi(TeamApi):
         "with the R21 fields. `q` keeps the endUserIds that start with it.",
         parameters=[QueryIn],
         responses={200: EndUserPageOut, **errors("agent_not_found")},
+        examples=[
+            OpenApiExample(
+                "people",
+                value={
+                    "endUsers": [
+                        {"endUserId": "u_ananya", "firstSeenAt": "2026-11-02T08:10:00Z", "hasMemory": True,
+                         "text": "Prefers email over phone.\nWorks from the Pune office.", "stopped": False,
+                         "updatedAt": "2026-11-30T10:20:00Z", "readUpTo": "2026-11-30T10:02:10Z",
+                         "lastRun": {"at": "2026-11-30T10:20:00Z", "added": 1, "replaced": 0, "removed": 0},
+                         "stoppedAt": None, "agreedAt": None, "lastChatAt": "2026-11-30T10:02:10Z", "conversations": 4},
+                        {"endUserId": "u_bilal", "firstSeenAt": "2026-11-01T12:00:00Z", "hasMemory": False, "text": "",
+                         "stopped": False, "updatedAt": None, "readUpTo": None, "lastRun": None, "stoppedAt": None,
+                         "agreedAt": None, "lastChatAt": "2026-11-01T12:05:00Z", "conversations": 1},
+                    ],
+                    "next": None,
+                },
+                response_only=True,
+            )
+        ],
     )
     def get(self, request, agent_id):
         agent = self.agent(agent_id)
@@ -234,6 +253,30 @@ class PersonExportApi(TeamApi):
         "conversation with its messages, actions and events.",
         parameters=[END_USER_PATH],
         responses={200: ExportOut, **errors("agent_not_found", "end_user_not_found")},
+        examples=[
+            OpenApiExample(
+                "export",
+                value={
+                    "exportedAt": "2026-12-01T09:00:00Z",
+                    "agent": {"id": "agt_493fb4f0cf13", "name": "Support"},
+                    "endUser": {"endUserId": "u_ananya", "firstSeenAt": "2026-11-02T08:10:00Z", "hasMemory": True,
+                                "text": "Prefers email over phone.", "stopped": False, "updatedAt": "2026-11-30T10:20:00Z",
+                                "readUpTo": "2026-11-30T10:02:10Z", "lastRun": None, "stoppedAt": None, "agreedAt": None,
+                                "lastChatAt": "2026-11-30T10:02:10Z", "conversations": 1},
+                    "memoryRuns": [{"kind": "quiet", "status": "succeeded", "at": "2026-11-30T10:20:00Z", "added": 1,
+                                    "replaced": 0, "removed": 0, "messagesRead": 2, "actionsRead": 0}],
+                    "consent": None,
+                    "conversations": [
+                        {"id": "conv_5f0c1a2b3c4d5e6f", "agentId": "agt_493fb4f0cf13", "endUserId": "u_ananya", "usesMemory": True,
+                         "memoryOffReason": None, "version": 3, "project": None, "startedAt": "2026-11-30T10:00:00Z",
+                         "lastActivityAt": "2026-11-30T10:02:10Z",
+                         "messages": [{"role": "user", "text": "Email me, not a call.", "at": "2026-11-30T10:00:05Z"}],
+                         "actions": [], "events": []}
+                    ],
+                },
+                response_only=True,
+            )
+        ],
     )
     def get(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)

@@ -84,7 +84,16 @@ class WebhookListApi(TeamApi):
                 "create",
                 value={"url": "https://example.com/agentnava/webhook", "events": ["memory.updated", "end_user.erased"]},
                 request_only=True,
-            )
+            ),
+            OpenApiExample(
+                "created",
+                value={"id": "whk_5f0c1a2b3c4d", "url": "https://example.com/agentnava/webhook",
+                       "events": ["memory.updated", "end_user.erased"], "agentId": None, "includeText": False, "active": True,
+                       "createdAt": "2026-12-01T09:00:00Z", "lastStatus": "", "lastDeliveryAt": None,
+                       "secret": "whsec_8Yw3k0cQ2m9Vn1rT5xZp4bLs6dHf7gJa"},
+                response_only=True,
+                status_codes=["201"],
+            ),
         ],
     )
     def post(self, request):

@@ -114,3 +114,11 @@ def test_the_instruction_check_names_what_they_open_and_changes_nothing(agent, k
     calm = call("post", f"/agents/{agent.public_id}/instruction-check", key, {"instructions": "Keep which office they work from.", "askFirst": True}).json()
     assert calm["opened"] == [] and calm["decisions"] == [] and calm["recommendAskFirst"] is False
     assert saved_state() == before
+
+
+@pytest.mark.parametrize("job_id", ["null,null", "0", "-1", "1e3", "99999999999999999999", "١٢"])
+def test_a_job_id_that_names_no_job_is_not_found(agent, key, job_id):
+    for path in ("try", "apply"):
+        for method, suffix in (("get", ""), ("post", "/cancel")):
+            answer = call(method, f"/agents/{agent.public_id}/{path}/{job_id}{suffix}", key)
+            assert (answer.status_code, answer.json()["error"]["code"]) == (404, "job_not_found"), (path, job_id)
