@@ -44,6 +44,13 @@ _NOT_A_VALUE = re.compile(
     r"v?\d+(?:\.\d+)+)$"
 )
 _OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
+# Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").
+_ABOUT = frozenset("for on of to at in from with para pour fur für de do da du".split())
+_GET_IN = re.compile(
+    r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
+    r"(?:me\s+|them\s+|you\s+|us\s+|him\s+|her\s+)?(?:in|into|the\s+(?:door|gate|lock|safe|locker))\b"
+    r"|\b(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+(?:\w+\s+){0,4}(?:with|using)\s+\d{4,8}\b"
+)
 _CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s+(?:and|but|or)\s|\s(?:and|but)\s")
 _OTP_WINDOW = 8  # words after a secret word in which a one-time code may be told
 
@@ -132,6 +139,12 @@ def _word_then_value(folded: str) -> bool:
                 tokens.pop(0)
         linked, index = _after_word(tokens, 0)
         linked = linked or glued
+        if not linked:
+            # "the password for the portal is bluebird": a link a few words on
+            for skip in range(1, 4):
+                if skip < len(tokens) and _clean(tokens[skip]) in _LINKS and _clean(tokens[0]) in _ABOUT:
+                    linked, index = _after_word(tokens, skip)
+                    break
         if index < len(tokens):
             raw = tokens[index]
             value = _clean(raw)
@@ -188,6 +201,7 @@ def password_in(v: View) -> bool:
     return bool(
         (has_word and (_word_then_value(folded) or _value_then_word(folded)))
         or _QUESTION.search(folded)
+        or _GET_IN.search(folded)
         or _login_pair(folded)
         or _URL_CREDENTIALS.search(v.surface)
     )

@@ -69,6 +69,7 @@ class IdRule:
     context: re.Pattern | None
     min_digits: int
     min_run: int
+    not_after: re.Pattern | None
 
 
 _FIRST_ATOM = re.compile(r"^\{b\}(\\d|\[[^\]]+\]|[A-Za-z0-9])(?:\{(\d+)(?:,(\d+))?\})?(?![?*+]|\{\d)")
@@ -113,6 +114,8 @@ def _compile(entry: dict) -> IdRule:
         context=re.compile(rf"{WORD_START}(?:{word_alternation(context)}){WORD_END}") if context else None,
         min_digits=int(entry.get("min_digits", 0)),
         min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
+        not_after=re.compile(rf"{WORD_START}(?:{word_alternation(entry['not_after'])})\W{{0,12}}$")
+        if entry.get("not_after") else None,
     )
 
 
@@ -275,7 +278,11 @@ def id_in(v: View) -> tuple[str, str] | None:
         texts = (v.surface, v.digits) if has_context and v.digits != v.surface else (v.surface,)
         for text in texts:
             for match in rule.shape.finditer(text):
-                if rule.alone == "shape" or has_context:
+                if has_context:
+                    return rule.reason, rule.kind
+                if rule.not_after is not None and rule.not_after.search(fold(text[max(0, match.start() - 30) : match.start()])):
+                    continue  # a tracking or order number in the same grouping
+                if rule.alone == "shape":
                     return rule.reason, rule.kind
                 if rule.alone != "checksum" or rule.check is None:
                     continue
