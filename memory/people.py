@@ -9,7 +9,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser
 
-from .models import Memory
+from .models import ApplyJob, Memory, MemoryRun
 
 PAGE_SIZE = 50
 MAX_SEARCH_CHARS = 200
@@ -21,6 +21,7 @@ FILTERS = (
     ("stopped", "Stopped"),
     ("consent_yes", "Consent given"),
     ("consent_no", "Said no"),
+    ("apply", "Changed by the last Apply"),
 )
 _FILTER_Q = {
     "": Q(),
@@ -28,6 +29,7 @@ _FILTER_Q = {
     "stopped": Q(memory__stopped_at__isnull=False),
     "consent_yes": Q(consent__agreed_at__isnull=False),
     "consent_no": Q(consent__declined_at__isnull=False),
+    "apply": Q(),  # see changed_by_last_apply
 }
 
 
@@ -56,13 +58,26 @@ def people_queryset(agent: Agent) -> QuerySet[EndUser]:
     )
 
 
+def changed_by_last_apply(agent: Agent) -> QuerySet[EndUser]:
+    """Those whose memory the agent's latest Apply changed (its audit rows: kind apply, succeeded,
+    a line replaced or removed, from its start on). Counts only: the removed words are kept nowhere."""
+    job = ApplyJob.objects.filter(agent=agent).order_by("-created_at", "-id").first()
+    if job is None:
+        return people_queryset(agent).none()
+    runs = MemoryRun.objects.filter(
+        memory__end_user=OuterRef("pk"), kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.SUCCEEDED,
+        started_at__gte=job.created_at,
+    ).filter(Q(replaced__gt=0) | Q(removed__gt=0))
+    return people_queryset(agent).filter(Exists(runs))
+
+
 def people_page(agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE) -> PeoplePage:
     query = (query or "").strip()
     if len(query) > MAX_SEARCH_CHARS:
         raise AppError("invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q")
     if show not in _FILTER_Q:
         show = ""
-    rows = people_queryset(agent).filter(_FILTER_Q[show])
+    rows = people_queryset(agent).filter(_FILTER_Q[show]) if show != "apply" else changed_by_last_apply(agent)
     if query:
         rows = rows.filter(external_id__icontains=query)
     total = rows.count()

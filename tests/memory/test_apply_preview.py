@@ -30,3 +30,13 @@ def test_the_preview_shows_what_a_sample_would_lose_and_saves_nothing(member_cli
     assert page.count('data-status="removed"') == 1 and office_line in page
     assert database_fingerprint() == before and MemoryRun.objects.count() == runs
     assert not ApplyJob.objects.exists()
+
+
+def test_people_filters_those_the_last_apply_changed(member_client, agent):
+    seed(agent, n_office=2, n_contact=2)
+    publish_leave_out_offices(agent)
+    response = member_client.post(reverse("memory:apply", args=[agent.public_id]), HTTP_HX_REQUEST="true")
+    assert 'data-testid="apply-changed-people"' in response.content.decode()
+    page = member_client.get(reverse("memory:people", args=[agent.public_id]), {"show": "apply"}).content.decode()
+    assert "u_office_0" in page and "u_office_1" in page and "u_contact_0" not in page
+    assert "1&ndash;2 of 2" in page
