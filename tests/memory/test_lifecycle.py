@@ -189,6 +189,7 @@ def test_replace_all_is_prefilled_with_the_lines_not_template_source(member_clie
     box = page.split('data-testid="replace-text">')[1].split("</textarea>")[0]
     assert box == "Prefers email over phone.&#10;Speaks Hindi."
     assert "{{" not in page and "join" not in box
+    assert 'data-testid="horizon">with their first chat' in page
     # Saving the box as the browser sends it changes nothing.
     member_client.post(reverse("memory:replace", args=[agent.public_id, end_user.pk]), {"text": "Prefers email over phone.\nSpeaks Hindi."})
     assert lines(agent, "u_1") == ["Prefers email over phone.", "Speaks Hindi."]
