@@ -64,7 +64,12 @@ def build_context(request, agent, tab: str, **extra) -> dict:
     if fresh:
         log[-1]["fresh"] = False
         request.session.modified = True
-    builder = {"builder_log": log, "builder_open": fresh or bool(request.GET.get("builder"))}
+    builder = {
+        "builder_log": log,
+        "builder_open": fresh or bool(request.GET.get("builder")),
+        # The settings the Builder just changed, highlighted once on the form.
+        "builder_fields": log[-1].get("fields", []) if fresh else [],
+    }
     state = agent_state(agent)
     return {"agent": agent, "tab": tab, **state, "publish_warnings": _publish_warnings(state), **builder, **extra}
 
@@ -155,8 +160,11 @@ def builder(request, public_id):
     message = request.POST.get("message", "")
     entry = {"you": message[:2000], "fresh": True}
     try:
+        before = services.agent_draft_config(agent)["memorySettings"]
         result = builder_message(agent=agent, message=message, user=request.user)
-        entry.update(reply=result["reply"], changes=result["changes"])
+        after = (result["draft"] or services.agent_draft_config(agent))["memorySettings"]
+        fields = [key for key in after if after[key] != before.get(key)]
+        entry.update(reply=result["reply"], changes=result["changes"], fields=fields)
     except AppError as exc:
         entry.update(reply=exc.message, changes=[], error=True)
     logs = request.session.get("builder_log", {})

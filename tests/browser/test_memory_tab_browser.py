@@ -183,6 +183,8 @@ def test_the_builder_panel_drafts_a_change(page, live_server, agent, user, tmp_p
     expect(page.locator("[data-testid=builder-log]")).to_contain_text("Done, in the draft")
     expect(page.locator("textarea[name=instructions]")).to_have_value("Keep which office they work from.")
     expect(page.locator("input[name=askFirst]")).to_be_checked()
+    # The settings it changed are marked on the form (memory, instructions, ask first).
+    expect(page.locator(".settings .builder-changed")).to_have_count(3)
     page.screenshot(path=str(tmp_path / "builder.png"), full_page=True)
     assert agent.versions.count() == 2  # nothing published
     page.fill("#builder-message", "make it sing")
