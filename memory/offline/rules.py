@@ -130,7 +130,7 @@ _AVOID = re.compile(
     rf"\b(?P<x>{CHANNEL})\s+(?:is|are)\s+(?:a\s+)?(?:no-?go|out|not\s+(?:ok|okay|good|great|ideal|possible))\b|"
     rf"\b(?:beats|trumps)\s+(?:a\s+|the\s+)?(?P<bt>{CHANNEL})\b|"
     rf"\b(?:stopped|quit)\s+(?:checking|reading|using|answering)\s+(?:my\s+)?(?P<sc>{CHANNEL})\b|"
-    rf"\b(?:no\s+longer|don'?t|dont|do\s+not|never)\s+(?:use|check|read|have|do|answer)\s+(?:my\s+)?(?P<nl>{CHANNEL})\b",
+    rf"\b(?:no\s+longer|don'?t|dont|do\s+not|never)\s+(?:use|check|read|have|do|answer|listen\s+to|pick\s+up)\s+(?:my\s+|the\s+)?(?P<nl>{CHANNEL}|voicemails?)\b",
     re.I,
 )
 _PREFER = re.compile(
@@ -147,6 +147,7 @@ _BEST_WAY = re.compile(
     rf"\b(?:i|we)\s+(?:check|read|see|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<c>{CHANNEL}|inbox)\s+(?:way\s+|much\s+|a\s+lot\s+|far\s+)?more\b|"
     rf"^\s*(?:(?:yes|yeah|yep|ok|okay|honestly|just|only|tbh)[\s,]+)*(?P<o>{CHANNEL})\s+(?:only|please|pls|works(?:\s+(?:best|better|fine))?|(?:is|are)\s+(?:best|better|easier|fine|ok|okay|good|great|quicker|faster))\b|"
     rf"\b(?P<w>{CHANNEL})\s+(?:beats|trumps|wins)\b|"
+    rf"\b(?:an?\s+(?:quick\s+|short\s+)?)?(?P<q>{CHANNEL})\s+is\s+(?:the\s+way\s+to\s+go|the\s+best\s+(?:way|option|bet)|my\s+preference|preferred)\b|"
     rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|for\s+(?:updates|everything|that)\b))",
     re.I,
 )
@@ -198,7 +199,7 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
 
     for pattern in (_PREFER, _REACH_ME, _BEST_WAY):
         for match in pattern.finditer(text):
-            group = next(name for name in ("p", "a", "c", "o", "w", "u") if name in pattern.groupindex and match.group(name))
+            group = next(name for name in ("p", "a", "c", "o", "w", "q", "u") if name in pattern.groupindex and match.group(name))
             if wanted(match, group):
                 yield Hint("prefer", _channel(match.group(group)), sentence.source)
     if (match := _BARE_CHANNEL.search(text)) and wanted(match, "b"):
@@ -618,7 +619,7 @@ _PROGRESS = re.compile(
     re.I,
 )
 _DONE = re.compile(
-    r"\b(?:(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+)?(?:finished|completed|wrapped\s+up)|(?:i'?m|we'?re|i\s+am|we\s+are)\s+done\s+with)\s+(?P<what>[^.;!?,]+)|"
+    r"(?:\b(?:i|we)(?:'ve|\s+have)?\s+(?:just\s+)?(?:finished|completed|wrapped\s+up)|\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:finally\s+|all\s+)?done\s+with|^\s*(?:finally\s+|all\s+)?done\s+with)\s+(?P<what>[^.;!?,]+)|"
     r"\b(?P<what2>[\w\-]+(?:\s+[\w\-]+){0,3})\s+is\s+(?:now\s+|finally\s+|all\s+)?(?:done|finished|complete|completed|live)\b",
     re.I,
 )
@@ -659,6 +660,11 @@ _NO_LONGER_ROLE = re.compile(
     r"\b(?:i'?m|i\s+am)\s+(?:no\s+longer|not)\s+(?:the|a|an)\s+(?P<role>[\w\-]+(?:\s+[\w\-]+){0,3}?)(?:\s+(?:any\s*more|anymore|here))?\s*$",
     re.I,
 )
+_NOT_REMOTE = re.compile(
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:not|no\s+longer)\s+(?:fully\s+)?(?:remote|working\s+(?:remotely|from\s+home))\b|"
+    r"\b(?:i|we)\s+(?:no\s+longer|don'?t)\s+work\s+(?:remotely|from\s+home)\b",
+    re.I,
+)
 _DROPPED = re.compile(
     r"\b(?:i|we)(?:'ve|\s+have)?\s+(?:dropped|abandoned|scrapped|shelved|cancelled|canceled|gave\s+up\s+on|given\s+up\s+on|"
     r"decided\s+against|put\s+on\s+hold|parked)\s+(?:the\s+|our\s+|that\s+|this\s+|my\s+)?(?P<what>[\w\-]+(?:\s+[\w\-]+){0,3}?)"
@@ -680,6 +686,8 @@ def no_longer(sentence: Sentence) -> Iterator[Update]:
         re.search(r"\bno\s+longer\b|\bany\s*more\b", sentence.text, re.I)
     ):
         yield Update(old=match.group("role"), new=None, sources=[sentence.source], kinds=frozenset({"role"}))
+    if _NOT_REMOTE.search(sentence.text) and re.search(r"\bno\s+longer\b|\bany\s*more\b", sentence.text, re.I):
+        yield Update(old="remotely home", new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"office"}))
     if match := _DROPPED.search(sentence.text):
         yield Update(old=match.group("what"), new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"goal", "progress"}))
 
@@ -790,6 +798,8 @@ def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
             if line := _role_line(values, sentence.text):
                 yield _fact("role", line, sentence)
         elif kind == "tools":
+            for old in integration_names(values.get("old_tool") or ""):
+                yield Update(old=old, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
             names = integration_names(values.get("tools") or values.get("tool") or "")
             for name in names:
                 yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)

@@ -65,13 +65,14 @@ def _slots(code: str) -> dict[str, str]:
     roles = _words(code, "roles")
     plans = set(KNOWN_PLANS) | set(_words(code, "plan_names"))
     tool = INTEGRATION
-    joiners = r"(?:,|&|and|y|et|und|e|aur|और|\+)"
+    joiners = r"(?:,|&|and|plus|y|et|und|e|aur|और|\+)"
     return {
         "channel": rf"(?P<channel>{alternation(channels)})",
         "language": rf"(?P<language>{alternation(languages)})",
         "place": rf"(?P<place>{alternation(places)}(?![\w\-])|{_CAPITALISED})",
         "role": rf"(?P<role>{alternation(roles) + '|' if roles else ''}(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN})",
-        "team": r"(?P<team>[\w\-]+(?:\s+[\w\-]+)?)",
+        "team": r"(?P<team>[\w\-]+(?:\s+(?!(?:at|in|for|with|here|team)\b)[\w\-]+)?)",
+        "old_tool": rf"(?P<old_tool>{tool})",
         "tool": rf"(?P<tool>{tool})",
         "tools": rf"(?P<tools>{tool}(?:\s*{joiners}\s*{tool})*)",
         "plan": rf"(?P<plan>{alternation(plans)}(?![\w\-])|(?-i:[A-Z][\w\-]+))",
