@@ -17,7 +17,7 @@ from agents.models import Agent
 from memory.models import Memory
 from memory.signals import end_user_erased
 
-from .services import emit
+from .services import emit, forget_end_user
 
 
 def memory_event(memory: Memory, fields: frozenset) -> tuple[str, dict] | None:
@@ -53,4 +53,5 @@ def memory_saved(sender, instance, created, update_fields=None, **kwargs):
 
 @receiver(end_user_erased, dispatch_uid="webhooks.end_user_erased")
 def end_user_was_erased(sender, agent, external_id, removed, **kwargs):
+    forget_end_user(agent=agent, external_id=external_id)
     emit(agent_id=agent.pk, event="end_user.erased", data={"agentId": agent.public_id, "endUserId": external_id, "removed": removed})

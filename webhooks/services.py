@@ -31,6 +31,7 @@ BACKOFF_SECONDS = 30  # 30 s, 1, 2, 4, 8 min between the six attempts
 TIMEOUT_SECONDS = 10
 MAX_ENDPOINTS_PER_TEAM = 20
 CLAIM_SECONDS = 120  # a queued attempt is not queued again by the sweep within this time
+KEEP_DAYS = 30  # finished deliveries (ids and counts) are kept this long, for the endpoint's history
 
 
 # --- Endpoints ----------------------------------------------------------------------------
@@ -221,4 +222,21 @@ def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int
 def retry_due(*, now: datetime | None = None) -> int:
     due = deliveries_due(now=now)
     _queue(due)
+    prune(now=now)
     return len(due)
+
+
+def prune(*, now: datetime | None = None) -> int:
+    """Finished deliveries older than KEEP_DAYS go (they name end users by id)."""
+    cutoff = (now or timezone.now()) - timedelta(days=KEEP_DAYS)
+    done = [Delivery.Status.SUCCEEDED, Delivery.Status.FAILED]
+    return Delivery.objects.filter(status__in=done, created_at__lt=cutoff).delete()[0]
+
+
+def forget_end_user(*, agent, external_id: str) -> int:
+    """An erased end user's id leaves the finished deliveries' history (the erase's own event,
+    and any still to be sent, keep it until they are sent and pruned)."""
+    done = [Delivery.Status.SUCCEEDED, Delivery.Status.FAILED]
+    return Delivery.objects.filter(
+        endpoint__team_id=agent.team_id, status__in=done, data__agentId=agent.public_id, data__endUserId=external_id
+    ).delete()[0]

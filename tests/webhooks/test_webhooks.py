@@ -148,7 +148,8 @@ def test_each_memory_change_is_delivered_signed_with_ids_and_counts_only(team, a
     endpoint.refresh_from_db()
     assert endpoint.last_status == "succeeded" and endpoint.last_delivery_at is not None
     read = call("get", f"/webhooks/{endpoint.public_id}", key).json()
-    assert [d["event"] for d in read["deliveries"]] == ["end_user.erased", "memory.stopped", "memory.deleted", "memory.updated"]
+    # The erase took their earlier deliveries out of the history; its own event stays.
+    assert [d["event"] for d in read["deliveries"]] == ["end_user.erased"]
     assert read["deliveries"][0]["lastResponseCode"] == 200
 
 
@@ -234,3 +235,20 @@ def test_the_web_page_adds_pauses_and_removes_an_endpoint(team, member_client, r
     assert Endpoint.objects.get(pk=endpoint.pk).active is False
     member_client.post(f"/settings/webhooks/{endpoint.public_id}/delete")
     assert not Endpoint.objects.exists()
+
+
+def test_an_erase_clears_their_finished_deliveries_and_old_ones_are_pruned(team, agent, receiver, django_capture_on_commit_callbacks):
+    services.endpoint_create(team=team, url=receiver.url, events=list(services.EVENTS))
+    mine = agent_services.end_user_get_or_create(agent=agent, external_id="u_1")
+    other = agent_services.end_user_get_or_create(agent=agent, external_id="u_2")
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_services.memory_set(end_user=mine, text="Likes tea.")
+        memory_services.memory_set(end_user=other, text="Likes coffee.")
+    assert Delivery.objects.filter(status="succeeded").count() == 2
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_services.end_user_erase(end_user=mine)
+    # Only the erase's own event still names u_1; u_2's history stays.
+    assert sorted(Delivery.objects.values_list("event", "data__endUserId")) == [("end_user.erased", "u_1"), ("memory.updated", "u_2")]
+    assert services.prune(now=timezone.now() + timedelta(days=services.KEEP_DAYS - 1)) == 0
+    assert services.prune(now=timezone.now() + timedelta(days=services.KEEP_DAYS + 1)) == 2
+    assert not Delivery.objects.exists()
