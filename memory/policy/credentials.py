@@ -66,6 +66,7 @@ _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.
 # One regex for every vendor rule: one scan of the line instead of one per rule.
 _KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
+_AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T")
 _COMPOUND = re.compile(r"-[^\W\d_]")
 _ORDER_NUMBER = re.compile(r"[A-Z0-9\-]{1,24}")
 _KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
@@ -226,7 +227,14 @@ def key_in(v: View) -> bool:
     # Every vendor rule ends in a run of 12+ key characters: search only around such runs (with the 40
     # characters before each, for "Bearer ", "api key = " and the like), not the whole line.
     for run in _KEY_RUN.finditer(text):
-        if _KEYS.search(text, max(0, run.start() - 40), run.end()):
+        start = max(0, run.start() - 40)
+        if (
+            _ORDER_NUMBER.fullmatch(run.group(0).rstrip(".:"))
+            and not run.group(0).startswith(_AWS_PREFIXES)
+            and not _KEY_WORD.search(text, start, run.start())
+        ):
+            continue  # upper case and digits, no key word before: an order or tracking number
+        if _KEYS.search(text, start, run.end()):
             return True
     return False
 

@@ -242,10 +242,28 @@ _ADDRESS_WORDS = re.compile(
 )
 
 
+_WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u097F])+")
+# A date of birth needs one of these words, an address one of the street or address words: a line
+# holding none skips the two regexes.
+_DOB_WORDS = frozenset(
+    "born dob birth birthdate birthday nacimiento nacio nacido nacida naissance ne nee geburtsdatum geboren "
+    "nascimento nascido nascida janm जन्म जन्मतिथि d o b".split()
+)
+_STREETISH = frozenset(_STREET.replace("\\.", "").split("|")) | {
+    "flat", "apt", "apartment", "unit", "house", "no", "plot", "door", "piso", "etage", "andar",
+} | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
+
+
 def personal_identifier_in(v: View) -> bool:
     """A date of birth, a street address with a house number, an IMEI or a medical record number
     (the last two through the id table)."""
     folded = v.folded
+    words = set(_WORD_TOKEN.findall(folded))
+    if words.isdisjoint(_DOB_WORDS) and not any(
+        word in _STREETISH or word.endswith(("strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"))
+        for word in words
+    ):
+        return False
     if _DOB.search(folded):
         return True
     if _ADDRESS.search(folded) and (_ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded)):
