@@ -158,3 +158,18 @@ document.addEventListener("click", function (event) {
     if (summary) summary.focus();
   }
 });
+
+// A table wider than the screen scrolls sideways inside itself (phones); a scrolling region must be
+// reachable by keyboard, so it becomes a focus stop, whatever page it is on.
+function keyboardScrollers() {
+  document.querySelectorAll(".table, .table-wrap").forEach(function (el) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "0");
+    } else if (el.getAttribute("tabindex") === "0" && !el.hasAttribute("data-keep-tabindex") && el.matches(".table")) {
+      el.removeAttribute("tabindex");
+    }
+  });
+}
+document.addEventListener("DOMContentLoaded", keyboardScrollers);
+window.addEventListener("resize", keyboardScrollers);
+document.addEventListener("htmx:afterSettle", keyboardScrollers);

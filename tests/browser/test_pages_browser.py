@@ -11,6 +11,7 @@ from agents import team as team_services
 from agents.embed_services import conversation_memory_switch_off
 from agents.models import Conversation
 from consent.services import consent_set
+from memory import apply as memory_apply
 from memory import services
 from memory.models import MemoryRun
 
@@ -57,6 +58,7 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
         link_for=lambda token: links.append(url("agents:invitation", token)) or links[-1],
     )
     invitation_link = links[0]
+    job = memory_apply.apply_start(agent=agent, user=user)  # runs inline here: a finished Apply
     problems: list[str] = []
     for width in WIDTHS:
         context, page = new_page(browser, width)
@@ -67,6 +69,8 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
             check_page(page, width, "invitation", problems)
             page.goto(f"{live_server.url}/invitations/not-a-token/")
             check_page(page, width, "invitation-expired", problems)
+            page.goto(live_server.url + reverse("password_reset"))
+            check_page(page, width, "password-reset", problems)
             sign_in(page, live_server, user.username)
             pages = [
                 ("agents", live_server.url + reverse("agents:home") + "?all=1"),
@@ -81,6 +85,8 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
                 ("versions", url("agents:versions", pid)),
                 ("api-keys", url("agents:api_keys")),
                 ("team", url("agents:team")),
+                ("webhooks", live_server.url + reverse("webhooks:webhooks")),
+                ("apply-status", url("memory:apply_status", pid, job.pk)),
                 ("password-change", live_server.url + reverse("password_change")),
             ]
             for name, address in pages:
@@ -118,7 +124,8 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
     assert not problems, "\n".join(problems)
 
 
-def test_the_issue_15_bugs_as_a_team_member_meets_them(browser, live_server, agent, user):
+@pytest.mark.parametrize("width", ["desktop", "phone"])
+def test_the_issue_15_bugs_as_a_team_member_meets_them(browser, live_server, agent, user, width):
     ananya, conversation = seed(agent, user)
     pid = agent.public_id
     stay = {"on_leave": True}
@@ -127,7 +134,7 @@ def test_the_issue_15_bugs_as_a_team_member_meets_them(browser, live_server, age
         # Confirm steps are accepted; leaving with unsaved edits is refused (stay on the page) while asked to.
         dialog.dismiss() if dialog.type == "beforeunload" and stay["on_leave"] else dialog.accept()
 
-    context, page = new_page(browser, "desktop", dialogs=dialogs)
+    context, page = new_page(browser, width, dialogs=dialogs)
     try:
         sign_in(page, live_server, user.username)
         tab = live_server.url + reverse("memory:tab", args=[pid])
