@@ -24,14 +24,24 @@ class ChatTurn:
     handled_as_request: bool  # an end-user memory request ("stop remembering me", "forget ...")
 
 
+NO_MEMORY = (
+    "This chat does not use memory: nothing remembered about this person is available here, and nothing "
+    "from this chat is kept. If they ask what you remember about them, say that this chat does not use memory."
+)
+
+
 def system_prompt(conversation: Conversation) -> str:
-    """The agent's instructions and guardrails, then the memory note when memory is used (R17)."""
+    """The agent's instructions and guardrails, then the memory note when memory is used (R17),
+    kept in step with the memory (memory.commit rewrites it), or, in a chat that does not use
+    memory, that it does not (so no agent claims to remember in one)."""
     config = conversation.version.config
     parts = [config.get("instructions", "")]
     if config.get("guardrails"):
         parts.append("Guardrails:\n" + config["guardrails"])
     if conversation.uses_memory and conversation.memory_note:
         parts.append(conversation.memory_note)
+    elif not conversation.uses_memory:
+        parts.append(NO_MEMORY)
     return "\n\n".join(part for part in parts if part)
 
 

@@ -3,6 +3,8 @@ no model, no network. Documented as such in README.md ("Model engines")."""
 import re
 
 NOTE_RE = re.compile(r"<memory>\n(.*?)\n</memory>", re.S)
+NO_MEMORY_RE = re.compile(r"^This chat does not use memory", re.M)
+ASKS_MEMORY_RE = re.compile(r"\b(?:remember|recall|know)\b.*\b(?:about me|of me)\b|\bdo you remember me\b", re.I)
 GREETING_RE = re.compile(r"^\s*(hi|hello|hey|good (morning|afternoon|evening)|namaste|hola)\b", re.I)
 CONTACT_RE = re.compile(r"Prefers (email|phone|WhatsApp|SMS|text messages|chat)\b", re.I)
 SAID_ONCE_RE = re.compile(r"\(said once", re.I)
@@ -30,6 +32,9 @@ def chat_reply(payload: dict) -> dict:
     user_turns = [m for m in messages if m.get("role") == "user"]
     text = user_turns[-1]["content"] if user_turns else ""
     first = len(user_turns) <= 1
+    if ASKS_MEMORY_RE.search(text) and NO_MEMORY_RE.search(payload.get("system", "")):
+        return {"text": 'This chat does not use memory, so I have nothing remembered about you here. '
+                'In a chat that uses it you can ask what I remember, say "forget ..." or "stop remembering me".'}
     parts = []
     if first and GREETING_RE.search(text):
         parts.append("Hi again! Good to see you back." if lines else "Hi! How can I help you today?")

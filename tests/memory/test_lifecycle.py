@@ -301,6 +301,16 @@ def test_what_do_you_remember_in_a_chat_without_memory_lists_nothing(agent, star
     assert "Pune" not in reply and "does not use memory" in reply and "stop remembering me" in reply
 
 
+def test_a_chat_without_memory_tells_its_agent_so_and_the_offline_agent_answers_it(agent):
+    services.memory_set(end_user=end_user_of(agent, "u_1"), text="Works from the Pune office.")
+    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
+    assert "This chat does not use memory" in chat.system_prompt(conversation)
+    reply = chat.conversation_send(conversation=conversation, text="Hey, do you remember anything about me from before?").reply.text
+    assert "does not use memory" in reply and "Pune" not in reply
+    with_memory = agent_services.conversation_start(agent=agent, external_id="u_1")
+    assert "does not use memory" not in chat.system_prompt(with_memory)
+
+
 # --- 6: a stop or delete reaches a chat in progress ------------------------------------------
 
 
