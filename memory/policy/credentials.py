@@ -21,6 +21,7 @@ import re
 import threading
 from functools import lru_cache
 
+from memory.text import _LEET as _LEET_TABLE
 from memory.text import WORD_END, WORD_START, View
 from memory.vocabulary import vocabulary, word_alternation
 
@@ -195,6 +196,20 @@ _COMMON_SUBJECTS = frozenset(
 )
 
 
+_LEET_CANDIDATE = re.compile(r"\S*[0134578!|@$9+]\S*")
+_STRONG_SINGLE = frozenset(w for w in _V["strong"] if " " not in w)
+
+
+def _obfuscated_secret_word(surface: str) -> bool:
+    """A secret word written in leetspeak (``P@$$w0rd!``): the obfuscation is itself the tell."""
+    for token in _LEET_CANDIDATE.findall(surface.casefold()):
+        core = token.strip(_EDGE)
+        if any(c.isalpha() for c in core) and not core.isalpha():
+            if core.translate(_LEET_TABLE).strip("!|") in _STRONG_SINGLE:
+                return True
+    return False
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
@@ -203,6 +218,7 @@ def password_in(v: View) -> bool:
         (has_word and (_word_then_value(folded) or _value_then_word(folded)))
         or _QUESTION.search(folded)
         or _GET_IN.search(folded)
+        or _obfuscated_secret_word(v.surface)
         or _login_pair(folded)
         or _URL_CREDENTIALS.search(v.surface)
     )

@@ -260,7 +260,8 @@ def personal_identifier_in(v: View) -> bool:
     folded = v.folded
     words = set(_WORD_TOKEN.findall(folded))
     if words.isdisjoint(_DOB_WORDS) and not any(
-        word in _STREETISH or word.endswith(("strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"))
+        word in _STREETISH
+        or word.endswith(("strasse", "straße", "str", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"))
         for word in words
     ):
         return False
