@@ -122,3 +122,19 @@ def test_a_job_id_that_names_no_job_is_not_found(agent, key, job_id):
         for method, suffix in (("get", ""), ("post", "/cancel")):
             answer = call(method, f"/agents/{agent.public_id}/{path}/{job_id}{suffix}", key)
             assert (answer.status_code, answer.json()["error"]["code"]) == (404, "job_not_found"), (path, job_id)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_http_try_apply_and_the_check(live_server, team, agent):
+    from ..api_helpers import api_for
+
+    api = api_for(live_server, team)
+    chat_and_remember(agent, "u_1", OFFICE_CHAT, start=T0)
+    base = f"/agents/{agent.public_id}"
+    tried = api.post(f"{base}/try", {"people": 1})
+    assert tried.status == 202 and api.get(f"{base}/try/{tried.body['id']}").body["status"] == "done"
+    assert api.post(f"{base}/try/{tried.body['id']}/cancel").status == 200
+    applied = api.post(f"{base}/apply")
+    assert applied.status == 202 and api.get(f"{base}/apply/{applied.body['id']}").body["reviewed"] == 1
+    assert api.post(f"{base}/apply/{applied.body['id']}/cancel").body["status"] == "done"
+    assert api.post(f"{base}/instruction-check", {"instructions": "Keep their religion."}).body["opened"][0]["code"] == "religion"

@@ -252,3 +252,19 @@ def test_an_erase_clears_their_finished_deliveries_and_old_ones_are_pruned(team,
     assert services.prune(now=timezone.now() + timedelta(days=services.KEEP_DAYS - 1)) == 0
     assert services.prune(now=timezone.now() + timedelta(days=services.KEEP_DAYS + 1)) == 2
     assert not Delivery.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_http_register_change_and_remove(live_server, team, settings):
+    from ..api_helpers import api_for
+
+    settings.WEBHOOKS_ALLOW_HTTP = False
+    api = api_for(live_server, team)
+    made = api.post("/webhooks", {"url": "https://example.com/hook", "events": ["memory.stopped"]})
+    assert made.status == 201 and made.body["secret"].startswith("whsec_")
+    changed = api.patch(f"/webhooks/{made.body['id']}", {"events": ["memory.stopped", "memory.deleted"], "includeText": True})
+    assert changed.status == 200 and changed.body["events"] == ["memory.stopped", "memory.deleted"] and changed.body["includeText"]
+    assert api.patch(f"/webhooks/{made.body['id']}", {"url": "http://example.com/hook"}).code == "invalid_webhook"
+    assert api.get("/webhooks").body["webhooks"][0]["id"] == made.body["id"]
+    assert api.delete(f"/webhooks/{made.body['id']}").status == 204
+    assert not Endpoint.objects.exists()
