@@ -422,3 +422,54 @@ def test_the_guards_import_no_django():
 
 def test_policy_module_is_self_contained():
     assert policy.__all__ and all(hasattr(policy, name) for name in policy.__all__)
+
+
+# ---------------------------------------------------------------------------------------------
+# The normaliser (memory/text.py) and the promise that shape does not matter (issue 10)
+# ---------------------------------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from memory.text import view  # noqa: E402
+
+_SEPARATORS = [" ", ".", "-", "/", "_", " - ", "\u200b", "\u00a0", "\u2009", "\u202f", "|", "\u2013", "--"]
+_SCRIPTS = {
+    "ascii": "0123456789",
+    "full-width": "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19",
+    "devanagari": "\u0966\u0967\u0968\u0969\u096a\u096b\u096c\u096d\u096e\u096f",
+    "arabic-indic": "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669",
+    "bengali": "\u09e6\u09e7\u09e8\u09e9\u09ea\u09eb\u09ec\u09ed\u09ee\u09ef",
+}
+
+
+def test_the_views_fold_digits_separators_number_words_leet_and_spacing():
+    v = view("Card \uff14\uff12\uff14\uff12\u200b4242\u00a04242 - 4242 and p@ssw0rd, p a s s w o r d, cuatro dos uno")
+    assert "4242424242424242" in v.digits
+    assert "password" in v.folded and v.folded.count("password") == 2
+    assert "421" in v.digits
+    assert view("Contraseña").folded == "contrasena" and view("Contraseña").plain == "Contrasena"
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(
+    groups=st.sampled_from([("4242", "4242", "4242", "4242"), ("4111", "1111", "1111", "1112"), ("3782", "822463", "10005")]),
+    separator=st.sampled_from(_SEPARATORS),
+    script=st.sampled_from(sorted(_SCRIPTS)),
+    words=st.sampled_from(["", "Card ", "Pays with ", "Tarjeta ", "कार्ड "]),
+)
+def test_a_card_is_refused_whatever_its_separators_and_digits(groups, separator, script, words):
+    digits = str.maketrans("0123456789", _SCRIPTS[script])
+    line = words + separator.join(group.translate(digits) for group in groups)
+    assert find_secret(line) == "card_number", line
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(
+    number=st.integers(min_value=1, max_value=99_999_999),
+    template=st.sampled_from([
+        "Order {n} arrived late.", "Invoice {n} was paid.", "Has {n} SKUs.", "Ticket {n} is closed.",
+        "Pays ${n} a year for the Business plan.", "Ships {n} parcels a month.",
+    ]),
+)
+def test_order_numbers_counts_and_prices_are_kept(number, template):
+    assert line_refusal(template.format(n=number)) is None
