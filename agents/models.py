@@ -169,7 +169,11 @@ class EndUser(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["agent", "external_id"], name="enduser_unique_per_agent"),
         ]
-        indexes = [models.Index(fields=["agent", "last_chat_at"], name="enduser_agent_lastchat")]
+        indexes = [
+            models.Index(fields=["agent", "last_chat_at"], name="enduser_agent_lastchat"),
+            # GET /agents/{id}/end-users: newest first, keyset on (created_at, id).
+            models.Index(fields=["agent", "-created_at", "-id"], name="enduser_agent_created"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
