@@ -346,11 +346,11 @@ def memory_operations(payload: dict) -> dict:
                 memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)
             continue
         for sentence in reads[id(item)].clauses:
-            negated = sentence.negated
+            unsure = sentence.negated or sentence.hypothetical  # only the rules that read such clauses
             results = [
                 result
                 for kind_name, read in RULES
-                if kind_name not in left_out and (not negated or read.__name__ in NEGATION_AWARE)
+                if kind_name not in left_out and (not unsure or read.__name__ in NEGATION_AWARE)
                 for result in read(sentence)
             ]
             # The guards see every clause a rule read something from (a clause nothing is read from

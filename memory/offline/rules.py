@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .keys import named_key
-from .tables import Hint, english_of, has_words, integration_names
+from .tables import NEGATIVE_KINDS, Hint, english_of, has_words, integration_names
 from .tables import read as read_tables
 from .vocabulary import (
     CHANGE_VERB,
@@ -82,6 +82,11 @@ class Sentence:
     def negated(self) -> bool:
         return bool(NEGATED.search(self.text))
 
+    @property
+    def hypothetical(self) -> bool:
+        """ "if I moved to Paris, ..." says nothing about where they are."""
+        return bool(HYPOTHETICAL.search(self.text))
+
 
 Rule = Callable[[Sentence], Iterator["Fact | Update | Hint"]]
 RULES: list[tuple[str, Rule]] = []
@@ -108,6 +113,11 @@ def _fact(key: str, text: str, sentence: Sentence, *, tentative: bool = False) -
     return Fact(key=key, text=text, sources=[sentence.source], tentative=tentative)
 
 
+HYPOTHETICAL = re.compile(
+    r"\b(?:if(?!\s+(?:that'?s|that\s+is|it'?s|possible|you\s+can|you\s+could|you\s+don'?t\s+mind|that\s+works|ok|okay|"
+    r"needed|necessary|any))|unless|whether|in\s+case|suppose|supposing|imagine|hypothetically)\b",
+    re.I,
+)
 NEGATED = re.compile(
     r"(?<![\w'])(?:not|never|no|nor|neither|none|nobody|without|stop(?:ped)?|don'?t|dont|doesn'?t|didn'?t|isn'?t|"
     r"aren'?t|wasn'?t|weren'?t|won'?t|can'?t|cannot|couldn'?t|shouldn'?t|haven'?t|hasn'?t|any\s*more|no\s+longer)(?![\w'])",
@@ -145,7 +155,7 @@ _REACH_ME = re.compile(
 _BEST_WAY = re.compile(
     rf"\bbest\s+(?:way|channel|bet)\s+(?:to\s+(?:reach|contact|get)\s+(?:me|us|hold\s+of\s+(?:me|us))\s+)?is\s+(?:by\s+|via\s+|on\s+|over\s+|through\s+)?(?:my\s+)?(?P<p>{CHANNEL})\b|"
     rf"\b(?:i|we)\s+(?:check|read|see|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<c>{CHANNEL}|inbox)\s+(?:way\s+|much\s+|a\s+lot\s+|far\s+)?more\b|"
-    rf"^\s*(?:(?:yes|yeah|yep|ok|okay|honestly|just|only|tbh)[\s,]+)*(?P<o>{CHANNEL})\s+(?:only|please|pls|works(?:\s+(?:best|better|fine))?|(?:is|are)\s+(?:best|better|easier|fine|ok|okay|good|great|quicker|faster))\b|"
+    rf"^\s*(?:(?:yes|yeah|yep|ok|okay|honestly|just|only|tbh)[\s,]+)*(?P<o>{CHANNEL})\s+(?:only|please|pls|works(?:\s+(?:best|better|fine))?|(?:is|are)\s+(?:just\s+|much\s+|way\s+|so\s+)?(?:best|better|easier|fine|ok|okay|good|great|quicker|faster))\b|"
     rf"\b(?P<w>{CHANNEL})\s+(?:beats|trumps|wins)\b|"
     rf"\b(?:an?\s+(?:quick\s+|short\s+)?)?(?P<q>{CHANNEL})\s+is\s+(?:the\s+way\s+to\s+go|the\s+best\s+(?:way|option|bet)|my\s+preference|preferred)\b|"
     rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|for\s+(?:updates|everything|that)\b))",
@@ -186,6 +196,8 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         text = text[: name.start()] + text[name.end():]
     avoided_spans = []
     for match in _AVOID.finditer(text):
+        if NEGATED.search(text[: match.start()]) and not re.search(r",|\bbut\b", text[: match.start()]):
+            continue  # "it's not that I hate calls": a negated dislike is no preference either way
         group = next(name for name, value in match.groupdict().items() if value)
         word = match.group(group)
         avoided_spans.append(match.span(group))
@@ -653,7 +665,7 @@ _NO_LONGER = re.compile(
     r"(?:the\s+|a\s+|an\s+|our\s+|my\s+)?(?P<what>[\w\-]+(?:\s+[\w\-]+){0,2}?)(?:\s+(?:any\s*more|anymore))?"
     r"(?=\s*(?:$|[,.;!?]|\s(?:and|but|since|because|any\s*more|anymore)\b))|"
     r"\b(?:i|we)(?:'ve|\s+have)?\s+stopped\s+using\s+(?:the\s+)?(?P<what2>[\w\-]+(?:\s+[\w\-]+){0,2}?)(?=\s*(?:$|[,.;!?]|\s(?:and|but)\b))|"
-    r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+no\s+longer\s+(?:on|using|in|at|based\s+in)\s+(?:the\s+)?(?P<what3>[\w\-]+(?:\s+[\w\-]+){0,2}?)(?=\s*(?:$|[,.;!?]|\s(?:and|but)\b))",
+    r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:no\s+longer|not)\s+(?:on|using|in|at|with|based\s+in|located\s+in|living\s+in|working\s+(?:in|at|from))\s+(?:the\s+)?(?P<what3>[\w\-]+(?:\s+[\w\-]+){0,2}?)(?=\s*(?:$|[,.;!?]|\s(?:and|but|any\s*more|anymore)\b))",
     re.I,
 )
 _NO_LONGER_ROLE = re.compile(
@@ -778,8 +790,11 @@ def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
         one_off_message = True
     else:
         one_off_message = False
+    hypothetical = sentence.hypothetical
     for match in read_tables(sentence.text, sentence.languages):
         values, kind, code = match.values, match.kind, match.values["code"]
+        if hypothetical and kind not in NEGATIVE_KINDS:
+            continue
         if kind.startswith("contact_"):
             channel = values.get("channel")
             word = english_of(code, "channels", channel) if channel else ""
