@@ -135,3 +135,48 @@ def test_a_stalled_cluster_on_redis_fails_the_check_and_a_working_one_passes(age
                  what="the check to pass again", timeout=60)
     finally:
         stop_cluster(*cluster)
+
+
+@pytest.mark.cluster
+@pytest.mark.django_db(transaction=True)
+def test_the_issues_dead_idle_worker_is_caught_and_a_restart_heals_it(agent, redis_url, fake_openai, tmp_path):
+    """The issue's report: kill the one idle worker (the one blocked reading the task pipe, so it
+    dies holding the pipe's lock). The cluster reincarnates a worker and says it is ready, yet no
+    task runs again. The check fails on the queue; a restart (what the supervisor does on that
+    failure) makes it pass."""
+    fake_openai.default = writer_answer
+    env = model_env(fake_openai)
+    cluster = start_cluster(tmp_path / "qcluster.log", redis_url=redis_url, Q_WORKERS="1", **env)
+    try:
+        log = cluster[1]
+
+        def worker_pid():
+            log.seek(0)
+            found = re.findall(r"ready for work at (\d+)", log.read())
+            return int(found[0]) if found else None
+
+        pid = wait_for(worker_pid, what="the worker to be ready", clusters=[cluster])
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: len(re.findall(r"ready for work at", (log.seek(0), log.read())[1])) >= 2,
+                 what="the reincarnated worker", clusters=[cluster])
+        make_due(agent, "u_after_kill")
+        for _ in range(3):  # three schedule ticks' sweeps
+            manage(code=ENQUEUE_SWEEP, redis_url=redis_url)
+
+        def stalled():
+            result = manage("memory_health", "--stall-seconds", "5", redis_url=redis_url, check=False)
+            return result if result.returncode == 1 and "queue: STALLED" in result.stdout else None
+
+        wait_for(stalled, what="the check to see the dead worker", timeout=90)
+        assert not Memory.objects.exclude(text="").filter(end_user__external_id="u_after_kill").exists()
+    finally:
+        stop_cluster(*cluster)
+
+    cluster = start_cluster(tmp_path / "qcluster-restarted.log", redis_url=redis_url, Q_WORKERS="1", **env)
+    try:
+        wait_for(lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_after_kill").exists(),
+                 what="the restarted cluster's run", clusters=[cluster])
+        wait_for(lambda: manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False).returncode == 0,
+                 what="the check to pass after the restart", timeout=90)
+    finally:
+        stop_cluster(*cluster)
