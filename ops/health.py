@@ -96,3 +96,22 @@ def task_health(*, now: datetime | None = None, threshold: int | None = None) ->
         age = _age(now, oldest)
         checks.append(Check(name, waiting, round(age, 1), age <= threshold))
     return {"ok": all(c.ok for c in checks), "stall_seconds": threshold, "checks": [asdict(c) for c in checks]}
+
+
+def resume_stalled_applies(now: datetime | None = None) -> int:
+    """Queue again, from its cursor, every active Apply with no heartbeat for apply.STALLED_AFTER
+    (its step task was lost with a killed cluster). Returns how many."""
+    from agents.errors import AppError
+    from memory.apply import apply_is_stalled, apply_resume
+    from memory.models import ApplyJob
+
+    now = now or timezone.now()
+    resumed = 0
+    for job in ApplyJob.objects.filter(status__in=ApplyJob.ACTIVE):
+        if apply_is_stalled(job, now):
+            try:
+                apply_resume(job=job, now=now)
+                resumed += 1
+            except AppError:  # it moved or finished meanwhile
+                pass
+    return resumed

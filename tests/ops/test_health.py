@@ -91,6 +91,18 @@ def test_an_apply_without_a_heartbeat_fails_the_check(agent, user):
     assert task_health(threshold=300)["ok"] is True
 
 
+def test_resume_stalled_queues_a_lost_apply_again_from_its_cursor(agent, user):
+    now = timezone.now()
+    job = ApplyJob.objects.create(
+        agent=agent, version=agent.versions.first(), status=ApplyJob.Status.RUNNING,
+        created_at=now - timedelta(minutes=20), started_at=now - timedelta(minutes=20), heartbeat_at=now - timedelta(minutes=10),
+    )
+    assert health_exit(resume_stalled=True) == 1  # this time it fails, and the job is queued again
+    job.refresh_from_db()
+    assert job.status == ApplyJob.Status.DONE  # tests run tasks inline: the resumed step finished it
+    assert health_exit() == 0
+
+
 ENQUEUE_SWEEP = "from django_q.tasks import async_task; async_task('memory.tasks.sweep_quiet_windows')"
 
 
