@@ -147,10 +147,11 @@ def _read_sql() -> tuple[str, str]:
 
 
 def _aware(value):
-    """A datetime from the driver (PostgreSQL gives one; SQLite gives text), aware, in UTC."""
-    if value is None or isinstance(value, datetime):
+    """A datetime from the driver (PostgreSQL gives an aware one; SQLite text, or a naive UTC one
+    through Django's converter), aware, in UTC."""
+    if value is None:
         return value
-    parsed = parse_datetime(value)
+    parsed = value if isinstance(value, datetime) else parse_datetime(value)
     return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt_timezone.utc)
 
 
@@ -200,12 +201,15 @@ def api_memory_page(*, agent_id: int, limit: int, before: datetime | None, after
 
     _, page = _read_sql()
     keyset, params = "", [agent_id]
+    # Raw SQL: times go in as the ORM would store them (SQLite keeps naive UTC text, and an aware
+    # value's "+00:00" would make the text comparison keep the row named by `before`).
+    at = connection.ops.adapt_datetimefield_value
     if after_key is not None:
         keyset = "AND m.updated_at <= %s AND (m.updated_at < %s OR m.id < %s)"
-        params += [after_key[0], after_key[0], after_key[1]]
+        params += [at(after_key[0]), at(after_key[0]), after_key[1]]
     elif before is not None:
         keyset = "AND m.updated_at < %s"
-        params.append(before)
+        params.append(at(before))
     with connection.cursor() as cursor:
         cursor.execute(page.replace("{keyset}", keyset), params + [limit + 1])
         rows = [_api_read(row) for row in cursor.fetchall()]
