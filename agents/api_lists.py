@@ -131,11 +131,12 @@ class ConversationDetailOut(ConversationOut):
 
 
 def with_transcript(conversation: Conversation) -> Conversation:
-    """The conversation with its messages, actions and events read, oldest first (two queries)."""
-    items = list(conversation.messages.order_by("created_at", "id"))
+    """The conversation with its messages, actions and events read, oldest first (their models'
+    ordering): two queries, or none when they were prefetched."""
+    items = list(conversation.messages.all())
     conversation.transcript_messages = [m for m in items if m.kind in (Message.Kind.USER, Message.Kind.AGENT)]
     conversation.transcript_events = [m for m in items if m.kind in EVENT_KINDS]
-    conversation.transcript_actions = list(conversation.action_runs.order_by("created_at", "id"))
+    conversation.transcript_actions = list(conversation.action_runs.all())
     return conversation
 
 

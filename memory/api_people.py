@@ -229,6 +229,7 @@ def end_user_export(agent: Agent, end_user: EndUser) -> dict:
     conversations = (
         Conversation.objects.filter(end_user=end_user)
         .select_related("agent", "version", "end_user")
+        .prefetch_related("messages", "action_runs")
         .order_by("-started_at", "-id")
     )
     return ExportOut(
