@@ -61,7 +61,7 @@ def _save_unique(memory: Memory, fields: list[str], *, create: bool = False) -> 
                     memory.save(update_fields=fields)
             return
         except IntegrityError as exc:
-            if TIE_CONSTRAINT not in str(exc):
+            if TIE_CONSTRAINT not in str(exc) and "memory_memory.updated_at" not in str(exc):  # PostgreSQL / SQLite
                 raise
             memory.updated_at = _free_updated_at(memory.agent_id, memory.updated_at + ONE_MICROSECOND, memory.pk)
     raise IntegrityError("no free updated_at for this memory")  # pragma: no cover
