@@ -3,7 +3,6 @@ members and removes one; the invited person joins with a new password or as them
 import re
 from datetime import timedelta
 
-import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
