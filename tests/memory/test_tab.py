@@ -50,17 +50,28 @@ def test_every_setting_goes_to_the_draft_and_the_draft_bar_says_what_changed(mem
 @pytest.mark.parametrize(
     "field, value, message",
     [
-        ("quietMinutes", "7", "quietMinutes must be one of 5, 15, 30 or 60."),
-        ("keepForDays", "0", "keepForDays must be between 1 and 3650 days."),
-        ("keepForDays", "many", "keepForDays must be a whole number."),
-        ("privacyUrl", "javascript:alert(1)", "privacyUrl must be an http:// or https:// address."),
-        ("instructions", "x" * 4001, "memorySettings.instructions is too long: at most 4000 characters."),
+        ("quietMinutes", "7", "Quiet for: choose 5, 15, 30 or 60 minutes."),
+        ("keepForDays", "0", "Keep for: give a whole number of days from 1 to 3650."),
+        ("keepForDays", "many", "Keep for: give a whole number of days from 1 to 3650."),
+        ("privacyUrl", "javascript:alert(1)", "Privacy policy: give a web address that starts with https:// or http://"),
+        ("privacyUrl", "https://example.com/" + "p" * 600, "Privacy policy: give a web address that starts with https:// or http://"),
+        ("instructions", "x" * 4001, "Instructions can be at most 4000 characters."),
     ],
 )
-def test_an_invalid_setting_is_refused_with_its_reason_and_nothing_changes(member_client, agent, field, value, message):
-    response = member_client.post(tab(agent), {**FORM, field: value})
-    assert response.status_code == 200
-    assert message in response.content.decode()
+def test_an_invalid_setting_is_refused_in_plain_words_beside_its_field_and_keeps_what_was_typed(member_client, agent, field, value, message):
+    typed = {**FORM, "privacyUrl": "https://example.com/typed", "keepForDays": "45", field: value}
+    response = member_client.post(tab(agent), typed)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f'data-testid="error-{field}">{message}' in page.replace("&#x27;", "'")
+    for api_words in ("memorySettings.", "quietMinutes must", "keepForDays must", "privacyUrl must"):
+        assert api_words not in page
+    # Every field shows what was typed, not the saved value.
+    assert "Keep which office they work from." in page or field == "instructions"
+    if field != "keepForDays":
+        assert 'value="45"' in page
+    if field != "privacyUrl":
+        assert 'value="https://example.com/typed"' in page
     assert not AgentDraft.objects.filter(agent=agent).exists()
 
 
@@ -176,7 +187,7 @@ def test_the_chart_counts_runs_per_day_over_30_days(member_client, agent):
     MemoryRun.objects.create(memory=memory, kind="quiet", status="succeeded", added=1, replaced=2, removed=3, started_at=now - timedelta(days=3))
     MemoryRun.objects.create(memory=memory, kind="quiet", status="failed", started_at=now - timedelta(days=3))
     MemoryRun.objects.create(memory=memory, kind="quiet", status="failed", started_at=now - timedelta(days=40))
-    page = member_client.get(tab(agent)).content.decode()
+    page = member_client.get(reverse("memory:activity", args=[agent.public_id])).content.decode()
     svg = page.split('data-testid="runs-chart"')[1].split("</svg>")[0]
     days = re.findall(r'data-day="([\d-]+)" data-added="(\d+)" data-replaced="(\d+)" data-removed="(\d+)" data-failed="(\d+)"', svg)
     assert len(days) == 30 and days[-1][0] == today.isoformat()
@@ -192,7 +203,7 @@ def test_the_chart_counts_runs_per_day_over_30_days(member_client, agent):
 def test_the_chart_only_counts_this_agents_runs(member_client, agent, team, user):
     other = agent_services.agent_create(team=team, name="Sales", user=user)
     remembered(other, "u_1", "Speaks Hindi.")
-    svg = member_client.get(tab(agent)).content.decode().split('data-testid="runs-chart"')[1].split("</svg>")[0]
+    svg = member_client.get(reverse("memory:activity", args=[agent.public_id])).content.decode().split('data-testid="runs-chart"')[1].split("</svg>")[0]
     assert 'data-added="1"' not in svg
 
 
@@ -227,14 +238,15 @@ def test_every_memory_url_is_404_for_another_team_and_changes_nothing(agent, oth
     client = Client()
     client.force_login(other_team[1])
     gets = [
-        reverse("memory:tab", args=[pid]), reverse("memory:check", args=[pid]), reverse("memory:note", args=[pid]) + "?note_for=u_1",
+        reverse("memory:tab", args=[pid]), reverse("memory:people", args=[pid]), reverse("memory:activity", args=[pid]),
+        reverse("memory:apply_confirm", args=[pid]), reverse("memory:check", args=[pid]), reverse("memory:note", args=[pid]) + "?note_for=u_1",
         reverse("memory:try", args=[pid]), reverse("memory:detail", args=[pid, eu]), reverse("memory:line_edit", args=[pid, eu, 1]),
         reverse("memory:erase", args=[pid, eu]), reverse("memory:transcript", args=[pid, conversation.public_id]),
     ]
     posts = [
         reverse("memory:line_edit", args=[pid, eu, 1]), reverse("memory:line_delete", args=[pid, eu, 1]),
         reverse("memory:replace", args=[pid, eu]), reverse("memory:stop", args=[pid, eu]), reverse("memory:delete", args=[pid, eu]),
-        reverse("memory:erase", args=[pid, eu]), reverse("memory:apply", args=[pid]),
+        reverse("memory:erase", args=[pid, eu]), reverse("memory:apply", args=[pid]), reverse("memory:line_add", args=[pid, eu]),
     ]
     for url in gets:
         assert client.get(url).status_code == 404, url
