@@ -40,6 +40,7 @@ class TryPersonOut(serializers.Serializer):
     messagesRead = serializers.IntegerField()
     actionsRead = serializers.IntegerField()
     moreUnread = serializers.BooleanField()
+    openChats = serializers.IntegerField(help_text="Chats still inside their quiet window, left unread (0 with includeOpenChats).")
     error = serializers.CharField(allow_blank=True)
     rows = TryRowOut(many=True)
 
@@ -71,6 +72,7 @@ def try_answer(job) -> dict:
                 "messagesRead": r["messagesRead"],
                 "actionsRead": r["actionsRead"],
                 "moreUnread": r["moreUnread"],
+                "openChats": r.get("openChats", 0),
                 "error": r["error"],
                 "rows": [{"status": s, "old": old, "new": new} for s, old, new in r["rows"]],
             }

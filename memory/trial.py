@@ -53,6 +53,7 @@ class TrialPerson:
     actions_read: int = 0
     began_at: datetime | None = None
     more_unread: bool = False
+    open_chats: int = 0  # chats still inside their quiet window, left unread (0 when included)
     error: str = ""
 
     @property
@@ -138,8 +139,22 @@ def trial_candidates(agent: Agent, limit: int) -> list[EndUser]:
     )
 
 
-def _inputs(end_user: EndUser, began: datetime | None, now: datetime) -> tuple[list[dict], bool]:
-    cutoff = read_cutoff(end_user=end_user, read_from=began, now=now)
+def open_chats(end_user: EndUser, began: datetime | None, now: datetime) -> int:
+    """How many of their chats are still inside the quiet window with something said since their
+    memory began: a run would not read those yet (R11), so Try leaves them out unless asked."""
+    from .due import active_conversations
+
+    active = active_conversations(end_user.pk, now)
+    if not active:
+        return 0
+    said = Message.objects.filter(conversation_id__in=active)
+    if began is not None:
+        said = said.filter(created_at__gt=began)
+    return len(set(said.values_list("conversation_id", flat=True)))
+
+
+def _inputs(end_user: EndUser, began: datetime | None, now: datetime, include_open: bool = False) -> tuple[list[dict], bool]:
+    cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=began, now=now)
     parts, read_from = [], began
     for _ in range(MAX_PARTS):
         inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
@@ -222,10 +237,19 @@ def _run_person(person: TrialPerson, parts: list[dict], versions: dict, config: 
 
 
 def trial_run(
-    *, agent: Agent, config: dict, people: int = DEFAULT_PEOPLE, now: datetime | None = None, engine=None, end_users: list[EndUser] | None = None
+    *,
+    agent: Agent,
+    config: dict,
+    people: int = DEFAULT_PEOPLE,
+    now: datetime | None = None,
+    engine=None,
+    end_users: list[EndUser] | None = None,
+    include_open: bool = False,
 ) -> TrialResult:
     """Run the writer with `config` (the draft) on the newest `people` end users (or on `end_users`,
-    picked earlier: the Try job goes person by person). Saves nothing."""
+    picked earlier: the Try job goes person by person). Saves nothing. Chats still inside their
+    quiet window are left unread, as a run would, and counted (`open_chats`); `include_open` reads
+    them too."""
     if not agent.team.has_memory:
         raise AppError("plan_required", "Memory comes with the Team plan and up.", status=403)
     if not 1 <= people <= MAX_PEOPLE:
@@ -238,7 +262,8 @@ def trial_run(
     for end_user in candidates:
         memory = memories.get(end_user.pk)
         began = memory_began_at(memory)
-        parts, more = _inputs(end_user, began, now)
+        skipped = 0 if include_open else open_chats(end_user, began, now)
+        parts, more = _inputs(end_user, began, now, include_open)
         person = TrialPerson(
             end_user=end_user,
             before=memory.lines if memory else [],
@@ -246,6 +271,7 @@ def trial_run(
             messages_read=sum(len(p["messages"]) for p in parts),
             actions_read=sum(len(p["actions"]) for p in parts),
             more_unread=more,
+            open_chats=skipped,
         )
         versions = {}
         for inp in parts:

@@ -58,9 +58,12 @@ def _finish(job_id: int, status: str, *, error: str = "", now: datetime | None =
     )
 
 
-def trial_start(*, agent: Agent, config: dict, draft: bool, people: int, user=None, now: datetime | None = None) -> TrialJob:
-    """Start a Try of `config` on the newest `people` end users. Refuses (AppError) on a plan
-    without memory, a size outside 1..MAX_PEOPLE, and while another Try of the agent runs."""
+def trial_start(
+    *, agent: Agent, config: dict, draft: bool, people: int, user=None, now: datetime | None = None, include_open: bool = False
+) -> TrialJob:
+    """Start a Try of `config` on the newest `people` end users (with `include_open`, their chats
+    still inside the quiet window are read too). Refuses (AppError) on a plan without memory, a size
+    outside 1..MAX_PEOPLE, and while another Try of the agent runs."""
     if not agent.team.has_memory:
         raise AppError("plan_required", "Memory comes with the Team plan and up.", status=403)
     if not 1 <= people <= trial.MAX_PEOPLE:
@@ -77,6 +80,7 @@ def trial_start(*, agent: Agent, config: dict, draft: bool, people: int, user=No
                 config=config,
                 draft=draft,
                 people=people,
+                include_open=include_open,
                 end_user_ids=[end_user.pk for end_user in candidates],
                 created_by=user,
                 as_of=now,
@@ -118,6 +122,7 @@ def _person_result(person: trial.TrialPerson) -> dict:
         "actionsRead": person.actions_read,
         "beganAt": person.began_at.isoformat() if person.began_at else None,
         "moreUnread": person.more_unread,
+        "openChats": person.open_chats,
         "error": person.error,
         "changed": person.changed and not person.error,
     }
@@ -149,7 +154,13 @@ def trial_job_step(job_id: int, *, engine=None, budget_seconds: float = TASK_SEC
         end_user = EndUser.objects.filter(pk=end_user_id, agent_id=job.agent_id).first()
         try:
             result = trial.trial_run(
-                agent=job.agent, config=job.config, people=1, now=job.as_of, engine=engine, end_users=[end_user] if end_user else []
+                agent=job.agent,
+                config=job.config,
+                people=1,
+                now=job.as_of,
+                engine=engine,
+                end_users=[end_user] if end_user else [],
+                include_open=job.include_open,
             )
         except AppError as exc:  # the plan lost memory meanwhile, say
             _finish(job_id, TrialJob.Status.FAILED, error=exc.message)
@@ -193,6 +204,7 @@ class ShownPerson:
     actions_read: int = 0
     began_at: datetime | None = None
     more_unread: bool = False
+    open_chats: int = 0
     error: str = ""
     changed: bool = False
 
@@ -212,6 +224,7 @@ def trial_people(job: TrialJob) -> list[ShownPerson]:
                 actions_read=r["actionsRead"],
                 began_at=parse_datetime(r["beganAt"]) if r["beganAt"] else None,
                 more_unread=r["moreUnread"],
+                open_chats=r.get("openChats", 0),
                 error=r["error"],
                 changed=r["changed"],
             )

@@ -25,6 +25,7 @@ class TrialJob(models.Model):
     config = models.JSONField()
     draft = models.BooleanField(default=False)
     people = models.PositiveSmallIntegerField()
+    include_open = models.BooleanField(default=False, help_text="Also read chats still inside their quiet window.")
     # The end users to try, picked when it started (newest first); `done` of them are finished.
     end_user_ids = models.JSONField(default=list)
     done = models.PositiveSmallIntegerField(default=0)

@@ -96,7 +96,12 @@ def try_page(request, public_id):
         try:
             people = trial.parse_people(request.POST.get("n"))
             job = trial_jobs.trial_start(
-                agent=agent, config=state["config"], draft=state["draft"] is not None, people=people, user=request.user
+                agent=agent,
+                config=state["config"],
+                draft=state["draft"] is not None,
+                people=people,
+                user=request.user,
+                include_open=request.POST.get("include_open") == "1",
             )
         except AppError as exc:
             ctx = _try_context(request, agent, trial_jobs.trial_latest(agent), try_error=exc.message)

@@ -151,3 +151,24 @@ def test_a_real_cluster_runs_the_try(agent, user, tmp_path, monkeypatch):
         assert (job.status, job.done, job.persons.count()) == ("done", 3, 3), (tmp_path / "qcluster.log").read_text()[-2000:]
     finally:
         stop_cluster(cluster, log)
+
+
+def test_try_names_chats_still_open_and_reads_them_when_asked(member_client, agent):
+    """Issue 15: Try says which chats it could not read (still inside their quiet window) and can
+    include them; a real run would wait for them to go quiet."""
+    chat(agent, "u_open", [("user", "I work from the Pune office.")], start=T0)
+    chat(agent, "u_open", [("user", "Please email me, I prefer email over phone.")], start=timezone.now() - timedelta(minutes=3))
+    member_client.post(try_url(agent), {"n": "5"})
+    job = TrialJob.objects.get()
+    page = member_client.get(reverse("memory:try_status", args=[agent.public_id, job.pk])).content.decode()
+    result = TrialJobPerson.objects.get(job=job).result
+    assert result["openChats"] == 1 and result["messagesRead"] == 1
+    assert 'data-testid="try-open-chats"' in page and "1 chat still inside its quiet window" in page
+    assert not job.include_open
+
+    member_client.post(try_url(agent), {"n": "5", "include_open": "1"})
+    again = TrialJob.objects.order_by("-pk").first()
+    result = TrialJobPerson.objects.get(job=again).result
+    assert again.include_open and result["openChats"] == 0 and result["messagesRead"] == 2
+    page = member_client.get(reverse("memory:try_status", args=[agent.public_id, again.pk])).content.decode()
+    assert 'data-testid="try-open-chats"' not in page and "Chats still open were read too." in page
