@@ -161,6 +161,7 @@ _BEST_WAY = re.compile(
     rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|for\s+(?:updates|everything|that)\b))",
     re.I,
 )
+_CHANGED_WISH = re.compile(r"\b(?:now|actually|these\s+days|from\s+now\s+on|changed|switch\w*|any\s*more|instead\s+of\s+email|scratch\s+that)\b", re.I)
 _BARE_CHANNEL = re.compile(rf"^\s*(?:by\s+|via\s+)?(?P<b>{CHANNEL})\s*(?:only|please|pls|instead|then)?\s*$", re.I)
 _VERB_ME = re.compile(
     rf"\b(?P<cue>(?:please\s+|pls\s+|plz\s+|kindly\s+)?(?:only\s+|just\s+|honestly\s+)*)"
@@ -209,11 +210,12 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
             return False
         return not NEGATED.search(text[: match.start()]) or bool(re.search(r",|\bbut\b|\binstead\b|\brather\b", text[: match.start()], re.I))
 
+    fresh = bool(_CHANGED_WISH.search(sentence.message or text))
     for pattern in (_PREFER, _REACH_ME, _BEST_WAY):
         for match in pattern.finditer(text):
             group = next(name for name in ("p", "a", "c", "o", "w", "q", "u") if name in pattern.groupindex and match.group(name))
             if wanted(match, group):
-                yield Hint("prefer", _channel(match.group(group)), sentence.source)
+                yield Hint("prefer", _channel(match.group(group)), sentence.source, fresh)
     if (match := _BARE_CHANNEL.search(text)) and wanted(match, "b"):
         yield Hint("request", _channel(match.group("b")), sentence.source)  # "Email, not SMS."
     for match in _VERB_ME.finditer(text):
@@ -238,9 +240,10 @@ _CONTACT_LINE = re.compile(
 def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
     """One contact line from a run's hints, in the order they were said: what they want over what they
     do not. The last word on a channel counts ("don't call me" ... "actually, calls are fine"); two
-    different wishes in one message say nothing. The half the run does not speak to is taken from
-    the existing line: "Prefers to be reached by email." and then "no calls" make "Prefers email
-    over phone."
+    different wishes in one message say nothing. A run that only says what they do not want keeps
+    what the existing line says they want: "Prefers to be reached by email." and then "no calls"
+    make "Prefers email over phone."; a new wish keeps the old dislike unless it is said as a change
+    ("WhatsApp now").
     """
     last: dict[str, tuple[int, str]] = {}
     for index, hint in enumerate(hints):
@@ -256,14 +259,17 @@ def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
         source = hints[wanted[-1][0]].source
         if any(hint.source == source and hint.how == "prefer" and hint.channel != want and last[hint.channel][1] != "avoid" for hint in hints):
             return None  # two different wishes in one message: say nothing rather than guess
+    if want and hints[wanted[-1][0]].fresh:  # a changed wish ("WhatsApp now") starts afresh
+        start = min(index for index, hint in enumerate(hints) if hint.source == source)
+        avoided = [(index, channel) for index, channel in avoided if index >= start]
     avoid = avoided[-1][1] if avoided and avoided[-1][1] != want else None
     if existing and (old := _CONTACT_LINE.match(existing)):
         old_want = old.group("want") or old.group("want2")
-        old_avoid = old.group("avoid") or old.group("avoid2") or old.group("phone")
         if want is None and avoid and old_want and old_want.lower() != avoid.lower() and last.get(old_want, (0, ""))[1] != "avoid":
             want = old_want
-        if avoid is None and want and old_avoid and old_avoid.lower() != want.lower():
-            avoid = old_avoid
+        old_avoid = old.group("avoid") or old.group("avoid2") or old.group("phone")
+        if avoid is None and want and old_avoid and old_avoid.lower() != want.lower() and not hints[wanted[-1][0]].fresh:
+            avoid = old_avoid  # "don't call me", then another day "email me instead"
         if want is None and avoid and old_want and old_want.lower() == avoid.lower():
             return None  # "I no longer use WhatsApp": the line that wanted it goes, nothing replaces it
     sources = []

@@ -44,6 +44,7 @@ class Hint:
     how: str
     channel: str
     source: str
+    fresh: bool = False  # said as a change ("WhatsApp now", "actually"): earlier dislikes no longer count
 
 
 @dataclass(frozen=True)
