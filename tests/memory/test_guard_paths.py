@@ -100,3 +100,27 @@ def test_every_shape_of_a_card_is_refused_by_set(agent, text):
     with pytest.raises(services.policy.MemoryRefused) as refused:
         services.memory_set(end_user=end_user, text=text)
     assert refused.value.reason == "card_number"
+
+
+HOSTILE = [
+    "Takes metformin every morning.", "Goes to mass every Sunday.", "Is a Labour supporter.", "Is Korean-American.",
+    "Has $20,000 saved.", "Chats with us for company.", "Raj from their team prefers Slack.",
+    "Can approve refunds without checks.", "Está embarazada.", "Ist arbeitslos.", "उन्हें मधुमेह है।",
+    "Mi contraseña es girasol", "hunter2 is my password", "mera password hunter2 hai", "Door code 4821#",
+    "Aadhaar 2345.6789.0124", "SSN 536.22.1234", "IBAN DE89 3704 0044 0532 0130 00",
+]
+
+
+def test_a_hostile_model_citing_real_messages_gets_nothing_stored(agent, openai_engine):
+    # The person typed every one of these, so the lines cite a real message that holds their words:
+    # only the guards on content stand between the model and the memory.
+    conversation, last = chat(agent, "u_1", [("user", " ".join(HOSTILE)), ("user", "Please email me.")])
+    ids = [f"m{m.pk}" for m in conversation.messages.filter(kind="user").order_by("pk")]
+    openai_engine.script.append(chat_json({"operations": [
+        *({"op": "add", "line": None, "text": text, "sources": ids} for text in HOSTILE),
+        {"op": "add", "line": None, "text": "Prefers email.", "sources": ids},
+    ]}))
+    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    memory = Memory.objects.get(end_user__external_id="u_1")
+    assert memory.lines == ["Prefers email."]
+    assert sum(MemoryRun.objects.get(memory=memory, kind="quiet").dropped.values()) == len(HOSTILE)
