@@ -224,7 +224,13 @@ def test_the_signature_refuses_a_changed_body_another_secret_and_an_old_time():
 # --- The web page -------------------------------------------------------------------------
 
 
-def test_the_web_page_adds_pauses_and_removes_an_endpoint(team, member_client, receiver):
+def test_the_web_page_adds_pauses_and_removes_an_endpoint(team, member_client, receiver, other_team):
+    theirs = services.endpoint_create(team=other_team[0], url=receiver.url, events=["memory.updated"])
+    for action in ("toggle", "delete"):
+        assert member_client.post(f"/settings/webhooks/{theirs.public_id}/{action}").status_code == 404
+    assert Endpoint.objects.get(pk=theirs.pk).active is True
+    assert theirs.url.encode() not in member_client.get("/settings/webhooks/").content
+    theirs.delete()
     page = member_client.get("/settings/webhooks/")
     assert page.status_code == 200 and b"No endpoints yet" in page.content
     added = member_client.post("/settings/webhooks/", {"url": receiver.url, "events": ["memory.stopped", "end_user.erased"]})
