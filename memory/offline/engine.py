@@ -334,6 +334,7 @@ def memory_operations(payload: dict) -> dict:
     hints: list[Hint] = []  # contact hints of the whole run, merged into one line at the end
     refusals: dict[str, str | None] = {}
     contact_before = memory.text_of("contact")
+    contact_at = 0
     for kind, item in events:
         if kind == "action":
             for fact in _action_facts(item, someone_else=someone_else):
@@ -363,6 +364,8 @@ def memory_operations(payload: dict) -> dict:
                 continue
             for result in results:
                 if isinstance(result, Hint):
+                    if not hints:
+                        contact_at = len(memory.added)  # where a new contact line goes: where it was said
                     hints.append(result)
                 elif isinstance(result, Fact):
                     memory.put(result)
@@ -370,4 +373,6 @@ def memory_operations(payload: dict) -> dict:
                     memory.update(result)
     if hints and "contact" not in left_out and (fact := contact_line(hints, contact_before)):
         memory.put(fact)
+        if memory.added and memory.added[-1].key == "contact":
+            memory.added.insert(min(contact_at, len(memory.added) - 1), memory.added.pop())
     return {"operations": memory.operations()}
