@@ -4,7 +4,7 @@ the team-wide erase (one endUserId on every agent of the team). Thin classes ove
 the R21 fields are `memory.api`'s."""
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Substr
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -151,7 +151,8 @@ class PeopleApi(TeamApi):
         if query.get("q"):
             if "\x00" in query["q"]:
                 raise serializers.ValidationError({"q": ["Null characters are not allowed."]})
-            people = people.filter(external_id__startswith=query["q"])
+            # Exact and case-sensitive on every database (SQLite's LIKE ignores case).
+            people = people.annotate(id_prefix=Substr("external_id", 1, len(query["q"]))).filter(id_prefix=query["q"])
         page, next_page = keyset_page(with_person_fields(people), field="created_at", query=query)
         return Response(self.EndUserPageOut({"endUsers": person_reads(agent, page), "next": next_page}).data)
 
