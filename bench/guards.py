@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory import policy  # noqa: E402
-from memory.text import view  # noqa: E402
+from memory import policy
+from memory.text import view
 
 
 def _pad(text: str) -> str:

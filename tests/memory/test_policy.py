@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stdnum import luhn, verhoeff
 
 from memory import policy
@@ -24,6 +26,7 @@ from memory.policy import (
     reason_label,
     split_lines,
 )
+from memory.text import view
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -427,10 +430,6 @@ def test_policy_module_is_self_contained():
 # ---------------------------------------------------------------------------------------------
 # The normaliser (memory/text.py) and the promise that shape does not matter (issue 10)
 # ---------------------------------------------------------------------------------------------
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
-from memory.text import view  # noqa: E402
 
 _SEPARATORS = [" ", ".", "-", "/", "_", " - ", "\u200b", "\u00a0", "\u2009", "\u202f", "|", "\u2013", "--"]
 _SCRIPTS = {
