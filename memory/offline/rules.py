@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from .keys import named_key
 from .tables import NEGATIVE_KINDS, Hint, english_of, has_words, integration_names
@@ -74,15 +75,15 @@ class Sentence:
     message: str = ""
     languages: tuple[str, ...] = ("en",)
 
-    @property
+    @cached_property
     def tentative(self) -> bool:
         return bool(TENTATIVE.search(self.text))
 
-    @property
+    @cached_property
     def negated(self) -> bool:
         return bool(NEGATED.search(self.text))
 
-    @property
+    @cached_property
     def hypothetical(self) -> bool:
         """ "if I moved to Paris, ..." says nothing about where they are."""
         return bool(HYPOTHETICAL.search(self.text))

@@ -106,17 +106,29 @@ def _word_set(code: str, key: str) -> re.Pattern[str] | None:
 
 
 @lru_cache(maxsize=None)
-def _detectors() -> dict[str, re.Pattern[str]]:
-    return {code: pattern for code in LANGUAGE_CODES[1:] if (pattern := _word_set(code, "detect"))}
+def _detector() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """One pattern over every table's telltale words, and which languages each word tells."""
+    tells: dict[str, set[str]] = {}
+    for code in LANGUAGE_CODES[1:]:
+        for word in table(code).get("detect") or []:
+            tells.setdefault(word.lower(), set()).add(code)
+    pattern = re.compile(r"(?<![\w'\u0900-\u097F])" + alternation(tells) + r"(?![\w'\u0900-\u097F])", re.I)
+    return pattern, {word: frozenset(codes) for word, codes in tells.items()}
 
 
 def languages_in(text: str) -> tuple[str, ...]:
     """English always, and each other language with at least two of its telltale words (or its script)."""
+    pattern, tells = _detector()
+    hits: dict[str, set[str]] = {}
+    for match in pattern.finditer(text):
+        word = match.group(0).lower()
+        for code in tells.get(word, ()):
+            hits.setdefault(code, set()).add(word)
+    short = len(text.split()) <= 6  # "Soy analista.": one telltale word is enough in a short message
     found = ["en"]
-    for code, pattern in _detectors().items():
-        hits = {match.group(0).lower() for match in pattern.finditer(text)}
-        short = len(text.split()) <= 6  # "Soy analista.": one telltale word is enough in a short message
-        if len(hits) >= 2 or (hits and short) or (code == "hi" and _DEVANAGARI.search(text)):
+    for code in LANGUAGE_CODES[1:]:
+        words = hits.get(code, set())
+        if len(words) >= 2 or (words and short) or (code == "hi" and _DEVANAGARI.search(text)):
             found.append(code)
     return tuple(found)
 
