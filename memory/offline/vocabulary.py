@@ -36,7 +36,6 @@ CHANNEL = alternation(word for word in CHANNELS if word not in {"slack", "teams"
 CHANNEL_VERB = r"(?:e-?mail|mail|call|phone|ring|text|sms|whatsapp|message)"
 
 LANGUAGE_NAMES: dict[str, str] = dict(_EN["languages"])
-LANGUAGES = tuple(sorted(set(LANGUAGE_NAMES.values())))
 LANGUAGE = alternation(LANGUAGE_NAMES)
 
 TOOL_KINDS: dict[str, str] = dict(_EN["tools"])  # tool -> what it is for ("store", "crm"), "" when unknown
