@@ -8,11 +8,17 @@ The writer hands each added or replaced line with the sources it cites, as the m
   cite it and carry its date: otherwise ``"failed_action"``.
 * A line's specific entities (numbers, e-mail addresses, phone numbers, proper names; not acronyms) must appear in the
   typed text or the action it cites: otherwise ``"not_in_source"``. So nothing is copied into a line from
-  a tool result, a file, a web page or the agent's own reply, which the writer never cites.
+  a tool result, a file, a web page or the agent's own reply, which the writer never cites. Lines are
+  written in English: a name the person wrote in another language or script counts as said in its
+  English form ("español" -> Spanish, "पुणे" -> Pune, "zap" -> WhatsApp), from the phrase tables the
+  offline writer reads (memory/offline/phrases/*.json: languages, places, plans, channels).
 """
 from __future__ import annotations
 
+import functools
+import json
 import re
+from pathlib import Path
 
 from memory.text import view
 
@@ -33,6 +39,38 @@ _ORDINARY_CAPITALISED = frozenset(
     "Jun Jul Aug Sep Sept Oct Nov Dec January February March April June July August September October November "
     "December AM PM OK".split()
 )
+
+
+PHRASE_TABLES = Path(__file__).resolve().parents[1] / "offline" / "phrases"
+_TRANSLATED = ("languages", "place_names", "plan_names", "channels")
+
+
+@functools.cache
+def _english_names() -> tuple[tuple[str, str], ...]:
+    """(a name as written in another language, lower case; its English form, lower case)."""
+    pairs = set()
+    for path in sorted(PHRASE_TABLES.glob("*.json")):
+        table = json.loads(path.read_text(encoding="utf-8"))
+        for key in _TRANSLATED:
+            for local, english in dict(table.get(key) or {}).items():
+                local, english = local.casefold().strip(), english.casefold().strip()
+                if len(local) >= 3 and local != english:
+                    pairs.add((local, english))
+    return tuple(sorted(pairs))
+
+
+def _with_english_names(said_lower: str) -> str:
+    """The text as said, plus the English form of every name it holds in another language. A name
+    of two or more words or in another script is matched as written; a one-word Latin-script name
+    only as a whole word (so "zap" is not found inside "zapato")."""
+    found = []
+    for local, english in _english_names():
+        if local.isascii() and " " not in local:
+            if re.search(rf"(?<![\w]){re.escape(local)}(?![\w])", said_lower):
+                found.append(english)
+        elif local in said_lower:
+            found.append(english)
+    return said_lower + (" " + " ".join(found) if found else "")
 
 
 def _days(sources: list[dict]) -> list[str]:
@@ -61,7 +99,7 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
         " ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources
     )
     said_view = view(said)
-    said_lower = said_view.plain.casefold() + " " + said.casefold()
+    said_lower = _with_english_names(said_view.plain.casefold() + " " + said.casefold())
     rest = _without_days(line, days)
     for email in _EMAIL.findall(rest):
         if email.casefold() not in said_lower:
