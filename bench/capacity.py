@@ -52,7 +52,7 @@ def free_port() -> int:
 
 
 def start(argv, env, log_path) -> tuple[subprocess.Popen, object]:
-    log = open(log_path, "w+")
+    log = open(log_path, "w+")  # noqa: SIM115  (closed by stop())
     return subprocess.Popen(argv, cwd=ROOT, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT), log
 
 
@@ -94,9 +94,8 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
     from datetime import timedelta
 
     from django.utils import timezone
-    from django_q.tasks import async_task
-
     from django_q.models import Schedule
+    from django_q.tasks import async_task
 
     from agents import services
     from agents.models import Plan, Team

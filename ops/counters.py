@@ -55,7 +55,7 @@ def add(name: str, amount: float = 1, **labels) -> None:
             client.hincrby(HASH_KEY, key, amount)
         else:
             client.hincrbyfloat(HASH_KEY, key, amount)
-    except Exception:  # Redis away: the count is lost, the work goes on
+    except Exception:  # noqa: BLE001, S110  (Redis away: the count is lost, the work goes on)
         pass
 
 
