@@ -88,6 +88,28 @@ class OfflineEngine:
         )
 
 
+def _observed(method):
+    """Send `model_called` after a model call, answered or not: the task, the time it took and the
+    error code (None when the answer was usable). For /metrics; codes only, never the words."""
+
+    @functools.wraps(method)
+    def call(self, *, task: str, **kwargs):
+        started = time.monotonic()
+        error_code = None
+        try:
+            return method(self, task=task, **kwargs)
+        except EngineError as exc:
+            error_code = exc.code
+            raise
+        except Exception:
+            error_code = "model_error"
+            raise
+        finally:
+            model_called.send(sender=type(self), task=task, seconds=time.monotonic() - started, error_code=error_code)
+
+    return call
+
+
 class OpenAIEngine:
     name = "openai"
 
@@ -106,23 +128,9 @@ class OpenAIEngine:
         self.client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
 
     def _complete(self, **kwargs) -> tuple[Any, int]:
-        started = time.monotonic()
-        error_code = None
-        try:
-            return self._call(started, **kwargs)
-        except EngineError as exc:
-            error_code = exc.code
-            raise
-        except Exception:
-            error_code = "model_error"
-            raise
-        finally:  # for /metrics: the task (its schema's name, or "reply"), the time, the outcome
-            task = kwargs.get("response_format", {}).get("json_schema", {}).get("name", "reply")
-            model_called.send(sender=type(self), task=task, seconds=time.monotonic() - started, error_code=error_code)
-
-    def _call(self, started: float, **kwargs) -> tuple[Any, int]:
         import openai
 
+        started = time.monotonic()
         try:
             response = self.client.chat.completions.create(model=self.model, **kwargs)
         except openai.APITimeoutError as exc:
@@ -157,6 +165,7 @@ class OpenAIEngine:
             raise EngineError("The model's answer is empty.")
         return content
 
+    @_observed
     def structured(self, *, task: str, system: str, payload: dict, schema: dict) -> EngineResult:
         response, duration = self._complete(
             messages=[
@@ -179,6 +188,7 @@ class OpenAIEngine:
         tokens_in, tokens_out = self._usage(response)
         return EngineResult(data, self.name, tokens_in, tokens_out, duration)
 
+    @_observed
     def reply(self, *, task: str, system: str, messages: list[dict]) -> EngineResult:
         response, duration = self._complete(
             messages=[{"role": "system", "content": system}, *messages], temperature=0.3

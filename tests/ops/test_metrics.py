@@ -103,3 +103,18 @@ def test_throttled_requests_are_counted_by_surface(db, client):
 def test_counter_labels_are_codes_only():
     assert counters.field("guard_drops", reason="Lives at 14 Juniper Lane") == "guard_drops|reason=other"
     assert counters.field("guard_drops", reason="secret") == "guard_drops|reason=secret"
+
+
+def test_an_unusable_model_answer_counts_as_that_error(db, openai_engine):
+    from agents.engines import EngineError, get_engine
+
+    from ..fake_openai import chat_text
+
+    openai_engine.script = [chat_text("not JSON at all"), chat_text("Hello there.")]
+    with pytest.raises(EngineError):
+        get_engine().structured(task="memory_operations", system="s", payload={}, schema={"type": "object"})
+    get_engine().reply(task="chat_reply", system="s", messages=[{"role": "user", "content": "hi"}])
+    values = samples(scrape(Client(REMOTE_ADDR="127.0.0.1")))
+    assert values[("agentnava_model_calls_total", (("outcome", "model_malformed"), ("task", "memory_operations")))] == 1
+    assert values[("agentnava_model_calls_total", (("outcome", "ok"), ("task", "chat_reply")))] == 1
+    assert values[("agentnava_model_latency_seconds_count", (("task", "chat_reply"),))] == 1
