@@ -1,5 +1,6 @@
 """Scheduling on django-q (R11): the sweep's schedule, the real cluster, retention (R4)."""
 import time
+from io import StringIO
 from datetime import timedelta
 
 import pytest
@@ -112,3 +113,15 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
         assert memory.runs.get().kind == "quiet"
     finally:
         stop_cluster(cluster, log)
+
+
+@pytest.mark.parametrize("command", ["memory_sweep", "memory_retention"])
+def test_the_run_once_commands_refuse_a_bad_as_of_and_read_a_naive_one_in_the_current_zone(db, command):
+    from django.core.management.base import CommandError
+
+    from memory.management.as_of import as_of_now
+
+    with pytest.raises(CommandError, match="not an ISO time"):
+        call_command(command, "--as-of", "tomorrow", stdout=StringIO())
+    assert as_of_now("2026-11-03T15:00:00").tzinfo is not None
+    assert as_of_now("2026-11-03T15:00:00+05:30").utcoffset().total_seconds() == 19800

@@ -1,9 +1,8 @@
-from datetime import datetime
-
-from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
+from django.core.management.base import BaseCommand
 
 from memory.services import memory_retention_sweep
+
+from ..as_of import add_as_of, as_of_now
 
 
 class Command(BaseCommand):
@@ -14,16 +13,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--as-of", help="Treat this ISO time as now, e.g. 2027-03-01T00:00:00+00:00.")
+        add_as_of(parser, "2027-03-01T00:00:00+00:00")
 
     def handle(self, *args, as_of=None, **options):
-        now = timezone.now()
-        if as_of:
-            try:
-                now = datetime.fromisoformat(as_of)
-            except ValueError:
-                raise CommandError(f"--as-of is not an ISO time: {as_of!r}") from None
-            if timezone.is_naive(now):
-                now = timezone.make_aware(now, timezone.get_current_timezone())
+        now = as_of_now(as_of)
         counts = memory_retention_sweep(now=now)
         self.stdout.write(f"Retention as of {now.isoformat()}: {counts['expired']} memory(ies) emptied.")
