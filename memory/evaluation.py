@@ -45,19 +45,25 @@ class CaseResult:
         return not self.failures
 
 
-def load_cases(path) -> list[dict]:
-    cases = []
+def jsonl_cases(path, error: type[Exception]):
+    """(line number, case) for each non-blank line of a JSON-lines case file; `error` on a line that
+    is not JSON. Shared by the writer evaluation and the guard evaluation (memory.guard_eval)."""
     with open(path, encoding="utf-8") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                case = json.loads(raw)
+                yield number, json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise CaseError(f"line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(case, dict) or "id" not in case or not isinstance(case.get("chats"), list):
-                raise CaseError(f"line {number}: a case needs an id and a list of chats")
-            cases.append(case)
+                raise error(f"line {number}: not JSON ({exc.msg})") from None
+
+
+def load_cases(path) -> list[dict]:
+    cases = []
+    for number, case in jsonl_cases(path, CaseError):
+        if not isinstance(case, dict) or "id" not in case or not isinstance(case.get("chats"), list):
+            raise CaseError(f"line {number}: a case needs an id and a list of chats")
+        cases.append(case)
     return cases
 
 

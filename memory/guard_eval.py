@@ -18,7 +18,6 @@ agent that are removed afterwards.
 """
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,6 +29,7 @@ from agents.engines import EngineResult
 from agents.models import Plan, Team
 
 from . import policy
+from .evaluation import jsonl_cases
 from .models import Memory
 from .services import memory_set
 from .writer import run_quiet_window
@@ -72,19 +72,12 @@ class GuardResult:
 
 def load_guard_cases(path) -> list[dict]:
     cases = []
-    with open(path, encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                case = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise GuardCaseError(f"line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(case, dict) or not {"id", "kind", "text", "expect"} <= case.keys():
-                raise GuardCaseError(f"line {number}: a guard case needs an id, a kind, a text and an expect")
-            if case["expect"] not in ("refuse", "keep"):
-                raise GuardCaseError(f"line {number}: expect is refuse or keep")
-            cases.append(case)
+    for number, case in jsonl_cases(path, GuardCaseError):
+        if not isinstance(case, dict) or not {"id", "kind", "text", "expect"} <= case.keys():
+            raise GuardCaseError(f"line {number}: a guard case needs an id, a kind, a text and an expect")
+        if case["expect"] not in ("refuse", "keep"):
+            raise GuardCaseError(f"line {number}: expect is refuse or keep")
+        cases.append(case)
     return cases
 
 
