@@ -36,6 +36,10 @@ test: $(VENV)/.dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@if ls tests/js/*.test.mjs >/dev/null 2>&1; then node --test tests/js/*.test.mjs; fi
 
+# The inner loop: everything but the browser and the real-cluster tests.
+test-fast: $(VENV)/.dev
+	$(PY) -m pytest -m "not browser and not cluster" $(PYTEST_ARGS)
+
 # A longer random schema fuzz on demand: FUZZ_EXAMPLES=2000 make test-fuzz (FUZZ_SEED=N replays one).
 test-fuzz: $(VENV)/.dev
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-500} $(PY) -m pytest -p no:cacheprovider -s tests/test_schema_fuzz.py $(PYTEST_ARGS)
