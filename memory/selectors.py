@@ -96,8 +96,11 @@ def memories_after(memories: QuerySet[Memory], at: datetime, pk: int) -> QuerySe
 
 
 def memory_cursor(memory: Memory) -> str:
-    raw = f"{memory.updated_at.isoformat()}|{memory.pk}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return _encode_cursor(memory.updated_at, memory.pk)
+
+
+def _encode_cursor(at: datetime, pk: int) -> str:
+    return base64.urlsafe_b64encode(f"{at.isoformat()}|{pk}".encode()).decode().rstrip("=")
 
 
 def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
@@ -218,5 +221,4 @@ def api_memory_page(*, agent_id: int, limit: int, before: datetime | None, after
 
 def api_memory_cursor(read: dict) -> str:
     """`memory_cursor` of a read from `api_memory_page`."""
-    at, pk = read["_key"]
-    return base64.urlsafe_b64encode(f"{at.isoformat()}|{pk}".encode()).decode().rstrip("=")
+    return _encode_cursor(*read["_key"])
