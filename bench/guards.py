@@ -6,7 +6,8 @@ matters. Not a test: it prints figures.
 For each sample line (300 characters, the longest a memory line may be, unless said) it times
 ``line_refusal`` with the normaliser's cache cleared before every call, so each figure includes the
 normalisation, and prints p50 and p95 in milliseconds, of wall time and of this thread's CPU time (on a
-shared machine the wall time also holds waiting for a core). No database or Django is needed.
+shared machine the wall time also holds waiting for a core). Lines with a budget (BUDGET_MS) say so, and a
+line over its budget is printed at the end. No database or Django is needed.
 """
 import argparse
 import os
@@ -46,6 +47,15 @@ SAMPLES = {
     "a slashed card (refused)": "Pays with card 4242/4242/4242/4242.",
     "a password in French (refused)": "Mon mot de passe est soleil42",
     "a key-like token, 300 chars (detect-secrets runs)": _pad("Uses Zx9QmW2pL7vK4tR8sY3nB6cF1hJ5dG0a for the webhook."),
+    "short ordinary line": "Might move to the annual plan (said once, 3 Nov).",
+    "short line with a URL (detect-secrets runs)": "Reads https://docs.example.com/setup-guide-for-sso before calls.",
+}
+
+# What a guard call may cost, in ms of CPU at p50: the figures the test suite used to assert with a
+# wall clock (a timing assertion fails on a busy machine without a regression, so they live here).
+BUDGET_MS = {
+    "short ordinary line": 3.0,
+    "short line with a URL (detect-secrets runs)": 8.0,
 }
 
 
@@ -74,9 +84,16 @@ def main() -> None:
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.processor() or 'cpu'}; {args.calls} calls a line")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'line':52} {'chars':>5} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>8} {'cpu p95':>8}  result")
+    over = []
     for name, line in SAMPLES.items():
         p50, p95, c50, c95, result = measure(line, args.calls)
-        print(f"{name:52} {len(line):>5} {p50:>9.3f} {p95:>9.3f} {c50:>8.3f} {c95:>8.3f}  {result or 'kept'}")
+        budget = BUDGET_MS.get(name)
+        note = f"  (budget {budget:g} ms)" if budget else ""
+        print(f"{name:52} {len(line):>5} {p50:>9.3f} {p95:>9.3f} {c50:>8.3f} {c95:>8.3f}  {result or 'kept'}{note}")
+        if budget and c50 > budget:
+            over.append(f"{name}: cpu p50 {c50:.2f} ms > {budget:g} ms")
+    for line in over:
+        print(f"OVER BUDGET {line}")
 
 
 if __name__ == "__main__":

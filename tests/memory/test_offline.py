@@ -9,6 +9,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,49 +21,13 @@ from memory.writer_schema import OUTPUT_SCHEMA
 CASE_FILES = sorted((Path(__file__).resolve().parents[1] / "eval").glob("cases*.jsonl"))
 CONTEXT_NOTE = "The agent's reply: context only, never a source."
 
-try:  # a dev requirement (through schemathesis); the small validator below checks the same shape
-    import jsonschema
-except ImportError:  # pragma: no cover
-    jsonschema = None
-
-
 # ------------------------------------------------------------------------------------------------
 # Helpers
 # ------------------------------------------------------------------------------------------------
 
 
-def _validate(instance, schema, path="$"):
-    """A small JSON-schema check for the subset OUTPUT_SCHEMA uses (type, enum, required, ...)."""
-    types = schema.get("type")
-    if types is not None:
-        allowed = types if isinstance(types, list) else [types]
-        python = {"object": dict, "array": list, "string": str, "null": type(None)}
-        ok = any(
-            (t == "integer" and isinstance(instance, int) and not isinstance(instance, bool))
-            or (t in python and isinstance(instance, python[t]))
-            for t in allowed
-        )
-        assert ok, f"{path}: {instance!r} is not {allowed}"
-    if "enum" in schema:
-        assert instance in schema["enum"], f"{path}: {instance!r} not in {schema['enum']}"
-    if isinstance(instance, dict):
-        for key in schema.get("required", []):
-            assert key in instance, f"{path}: missing {key}"
-        if schema.get("additionalProperties") is False:
-            extra = set(instance) - set(schema.get("properties", {}))
-            assert not extra, f"{path}: unexpected {extra}"
-        for key, sub in schema.get("properties", {}).items():
-            if key in instance:
-                _validate(instance[key], sub, f"{path}.{key}")
-    if isinstance(instance, list) and "items" in schema:
-        for index, item in enumerate(instance):
-            _validate(item, schema["items"], f"{path}[{index}]")
-
-
 def assert_valid_output(result):
-    _validate(result, OUTPUT_SCHEMA)
-    if jsonschema is not None:
-        jsonschema.validate(result, OUTPUT_SCHEMA)
+    jsonschema.validate(result, OUTPUT_SCHEMA)
 
 
 def payload(messages=(), *, lines=(), actions=(), team="", mode="write", context=(), day="3 Nov", date="2026-11-03"):
@@ -147,10 +112,10 @@ def test_output_schema_is_strict_mode_friendly():
     assert item["sources"] == {"type": "array", "items": {"type": "string"}}
 
 
-def test_the_small_validator_rejects_a_malformed_output():
-    with pytest.raises(AssertionError):
+def test_the_output_schema_rejects_a_malformed_output():
+    with pytest.raises(jsonschema.ValidationError):
         assert_valid_output({"operations": [{"op": "add", "text": "x", "sources": []}]})  # no "line"
-    with pytest.raises(AssertionError):
+    with pytest.raises(jsonschema.ValidationError):
         assert_valid_output({"operations": [{"op": "merge", "line": None, "text": None, "sources": []}]})
 
 

@@ -2,7 +2,6 @@
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -10,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stdnum import luhn, verhoeff
 
-from memory import policy
 from memory.policy import (
     CATEGORIES,
     MAX_LINE_CHARS,
@@ -402,29 +400,12 @@ def test_reason_label_of_an_unknown_code_is_readable():
     assert reason_label("no_such_line") == "no such line"
 
 
-def test_a_line_check_is_cheap():
-    ordinary = "Might move to the annual plan (said once, 3 Nov)."
-    token = "Reads https://docs.example.com/setup-guide-for-sso before calls."
-    line_refusal(token)  # the first call imports detect-secrets
-    for line, budget_ms in ((ordinary, 3.0), (token, 8.0)):
-        runs = 100
-        start = time.perf_counter()
-        for _ in range(runs):
-            line_refusal(line)
-        per_line_ms = (time.perf_counter() - start) / runs * 1000
-        assert per_line_ms < budget_ms, f"{per_line_ms:.2f} ms for {line!r}"
-
-
 def test_the_guards_import_no_django():
     code = (
         "import sys; import memory.policy, memory.offline; "
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), 'django imported'"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
-
-
-def test_policy_module_is_self_contained():
-    assert policy.__all__ and all(hasattr(policy, name) for name in policy.__all__)
 
 
 # ---------------------------------------------------------------------------------------------
