@@ -151,7 +151,7 @@ def _describe(before: dict, after: dict, added: list[str], removed: list[str]) -
 def _consent_advice(before: dict, after: dict) -> str:
     """The Memory tab's consent advice, repeated when a change opens a category the defaults
     leave out while ask first is off (the same check as the tab: `instruction_checks`)."""
-    from memory.tab_selectors import instruction_checks
+    from memory.instructions import instruction_checks
 
     checks = instruction_checks(after["instructions"], ask_first=after["askFirst"])
     if not checks.recommend_ask_first:

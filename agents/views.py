@@ -79,7 +79,7 @@ def _publish_warnings(state) -> list[str]:
     opened by the instructions while ask first is off (R13, R28)."""
     if not state["draft"]:
         return []
-    from memory.tab_selectors import instruction_checks
+    from memory.instructions import instruction_checks
 
     ms = state["config"]["memorySettings"]
     checks = instruction_checks(ms["instructions"], ask_first=ms["askFirst"])

@@ -33,7 +33,7 @@ from django.utils import timezone  # noqa: E402
 from agents import services as agent_services  # noqa: E402
 from agents.models import Plan, Team  # noqa: E402
 from memory import writer  # noqa: E402
-from memory.selectors import conversation_due_for_memory, writer_input  # noqa: E402
+from memory.selectors import end_users_due_for_memory, writer_input  # noqa: E402
 
 SENTENCES = [
     "I work from the Pune office.",
@@ -143,7 +143,7 @@ def sweep_at_scale(agent, total):
     timings = []
     for _ in range(5):
         t0 = time.perf_counter()
-        found = conversation_due_for_memory(now=timezone.now(), limit=total)
+        found = end_users_due_for_memory(now=timezone.now(), limit=total)
         timings.append(time.perf_counter() - t0)
     print(f"sweep: found {len(found):,} due end users; best of 5 {min(timings) * 1000:.1f} ms, median {sorted(timings)[2] * 1000:.1f} ms")
     print("sweep EXPLAIN ANALYZE:")

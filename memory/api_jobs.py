@@ -1,5 +1,5 @@
 """Try, Apply and the instruction check through the API: the same background jobs as the Memory
-tab (`memory.trial_jobs`, `memory.apply`) and the same checks (`tab_selectors.instruction_checks`).
+tab (`memory.trial_jobs`, `memory.apply`) and the same checks (`instructions.instruction_checks`).
 A POST starts a job and answers it (202) at once; GET follows its progress and result; cancel
 stops it between two people (Try) or two memories (Apply)."""
 from drf_spectacular.utils import OpenApiExample, extend_schema
@@ -12,7 +12,7 @@ from agents.selectors import agent_state
 
 from . import apply as memory_apply
 from . import trial, trial_jobs
-from .tab_selectors import instruction_checks
+from .instructions import instruction_checks
 
 TAG_JOBS = ["Memory settings"]
 RUNNING_CODES = {"try_running", "apply_running"}

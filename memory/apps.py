@@ -26,7 +26,7 @@ class MemoryConfig(AppConfig):
         # The end user's own requests in any chat (R22), and what the website chat shows them.
         from agents.embed_services import hooks
 
-        from .requests import end_user_memory_state, end_user_request
+        from .end_user_commands import end_user_memory_state, end_user_request
 
         registry.end_user_request = end_user_request
         hooks.memory_state = end_user_memory_state

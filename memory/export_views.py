@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from agents.selectors import agent_for_user
 
 from .api_people import end_user_export
-from .tab_selectors import end_user_for_agent
+from .people_selectors import end_user_for_agent
 
 
 @login_required

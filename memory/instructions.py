@@ -1,7 +1,14 @@
 """The writer's default instructions: the single source, also shown on the Memory tab (R13, R17).
 
-The team's own instructions are added after these and win where they differ.
+The team's own instructions are added after these and win where they differ. `instruction_checks`
+reads the team's instructions for what they open (the Memory tab, the Builder, Publish, the API).
 """
+import re
+from dataclasses import dataclass
+
+from consent.notice import guidance_for, mentions_children
+
+from . import policy
 
 DEFAULT_INSTRUCTIONS = """\
 You keep a short memory about one person who chats with a customer-facing agent. The memory is
@@ -55,3 +62,46 @@ def layered_instructions(team_instructions: str) -> str:
         + team
         + "\n"
     )
+
+
+# --- Instruction checks ----------------------------------------------------------------------
+
+
+@dataclass
+class InstructionChecks:
+    opened: list[tuple[str, str, str]]  # (code, label, the sentence that opened it)
+    decisions: list[str]
+    ask_first: bool
+    guidance: list
+
+    @property
+    def recommend_ask_first(self) -> bool:
+        return bool(self.opened) and not self.ask_first
+
+    @property
+    def any(self) -> bool:
+        return bool(self.opened or self.decisions)
+
+
+def instruction_checks(instructions: str, *, ask_first: bool, memory_on: bool = True) -> InstructionChecks:
+    """Which excluded categories the team's instructions open (each with the clause that opens
+    it), and which decisions about people they ask memory to feed; with the consent guidance
+    rows that apply (R13, R28). The recognising is `policy`'s own."""
+    instructions = instructions or ""
+    opened_codes = policy.categories_opened_by(instructions)
+    sentences = [s.strip() for s in re.split(r"[.;!?\n]+", instructions) if s and s.strip()]
+    opened = []
+    for code in policy.CATEGORIES:
+        if code not in opened_codes:
+            continue
+        clause = next((s for s in sentences if code in policy.categories_opened_by(s)), "")
+        opened.append((code, policy.CATEGORIES[code], clause))
+    decisions = policy.decision_uses_in(instructions)
+    rows = guidance_for(
+        opened=opened_codes,
+        decisions=bool(decisions),
+        memory_on=memory_on,
+        ask_first=ask_first,
+        children=mentions_children(instructions),
+    )
+    return InstructionChecks(opened=opened, decisions=decisions, ask_first=ask_first, guidance=rows)

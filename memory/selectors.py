@@ -20,7 +20,7 @@ MAX_MESSAGES_PER_RUN = 200
 MAX_CONTEXT_REPLIES = 20
 
 
-def conversation_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
+def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
     """End users (ids) with a conversation whose quiet window has ended (`memory.due`'s)."""
     from .due import due_end_users
 

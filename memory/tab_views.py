@@ -18,11 +18,11 @@ from agents.views import build_context
 
 from . import apply as memory_apply
 from . import policy, services
-from .instructions import DEFAULT_INSTRUCTIONS
+from .instructions import DEFAULT_INSTRUCTIONS, instruction_checks
 from .apply_preview import apply_preview
 from .models import Memory
 from .people import FILTERS, people_page
-from .tab_selectors import instruction_checks, remembered_page, runs_per_day
+from .people_selectors import remembered_page, runs_per_day
 from .tab_words import default_lists
 from .views import _after_change, _end_user_or_404, _note_context
 

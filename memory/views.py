@@ -22,11 +22,11 @@ from . import apply as memory_apply
 from . import policy, services, trial, trial_jobs
 from .models import Memory
 from .note import render_note, note_lines
-from .tab_selectors import (
+from .instructions import instruction_checks
+from .people_selectors import (
     conversation_for_agent,
     end_user_for_agent,
     erase_summary,
-    instruction_checks,
     memory_facts,
     transcript,
 )

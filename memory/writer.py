@@ -232,7 +232,7 @@ def forgotten(line: str, pending: dict | None) -> bool:
     """A line a pending "forget" excludes: one of the lines it removed, or about what it named."""
     if not pending:
         return False
-    from .requests import lines_about  # the matching rules of the end user's own requests
+    from .end_user_commands import lines_about  # the matching rules of the end user's own requests
 
     if line in pending.get("lines", []):
         return True

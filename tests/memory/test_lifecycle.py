@@ -20,8 +20,8 @@ from agents.engines import EngineError, EngineResult
 from agents.models import Conversation
 from memory import apply, services, writer
 from memory.models import ApplyJob, Memory, MemoryRun
-from memory.requests import recognise
-from memory.tab_selectors import instruction_checks
+from memory.end_user_commands import recognise
+from memory.instructions import instruction_checks
 
 FACTS = {
     "pune": "Works from the Pune office.",

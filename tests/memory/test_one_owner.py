@@ -28,7 +28,7 @@ RULES = [
             "memory/commit.py",
             "agents/services.py",  # built once at start, from the memory, through the registry
             "agents/embed_services.py",  # the switch empties it with the rest of the chat's memory state
-            "memory/requests.py",  # the in-memory copy of the row the commit just rewrote
+            "memory/end_user_commands.py",  # the in-memory copy of the row the commit just rewrote
         },
     ),
 ]

@@ -39,7 +39,7 @@ def test_the_sweep_schedule_exists_once_and_cannot_be_created_twice(db):
 def test_the_sweep_finds_due_work_through_an_index(agent):
     if connection.vendor != "postgresql":
         pytest.skip("EXPLAIN output is PostgreSQL's")
-    from memory.selectors import conversation_due_for_memory
+    from memory.selectors import end_users_due_for_memory
     from agents.models import Conversation
 
     with connection.cursor() as cursor:
@@ -49,7 +49,7 @@ def test_the_sweep_finds_due_work_through_an_index(agent):
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("SET enable_seqscan = on")
     assert "conversation_memory_due" in plan
-    assert conversation_due_for_memory(now=timezone.now()) == []
+    assert end_users_due_for_memory(now=timezone.now()) == []
 
 
 def test_memory_sweep_command_reads_as_of_a_time(agent, capsys):

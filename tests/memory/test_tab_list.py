@@ -14,7 +14,7 @@ from consent.services import consent_set
 from memory import services
 from memory.models import Memory
 from memory.selectors import memory_cursor_decode as decode_cursor
-from memory.tab_selectors import remembered_page, remembered_queryset
+from memory.people_selectors import remembered_page, remembered_queryset
 
 from .seed import remembered
 

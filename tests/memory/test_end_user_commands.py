@@ -8,7 +8,7 @@ from django.utils import timezone
 from agents import chat, services as agent_services
 from agents.models import Conversation, UsageDay
 from memory.models import Memory, MemoryRun
-from memory.requests import recognise
+from memory.end_user_commands import recognise
 from memory.services import memory_set, memory_sweep
 
 LINES = [

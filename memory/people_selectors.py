@@ -1,7 +1,6 @@
-"""Reads for the Memory tab and one memory's page: the remembered end users (keyset-paged, never
-OFFSET), runs per day for the chart, one memory's facts, the instruction checks. Every rule comes
-from `policy` and `consent.notice`; nothing here decides anything of its own."""
-import re
+"""Reads about the people an agent remembers: the remembered end users (keyset-paged, never
+OFFSET), runs per day for the activity chart, one person's memory facts, what erasing them removes,
+a conversation's transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -13,7 +12,6 @@ from django.utils.dateparse import parse_datetime
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 from consent.models import Consent
-from consent.notice import guidance_for, mentions_children
 
 from . import policy
 from .models import Memory, MemoryRun
@@ -216,46 +214,3 @@ def transcript(conversation: Conversation) -> list[dict]:
         for a in conversation.action_runs.order_by("created_at", "id")
     ]
     return sorted(items, key=lambda item: (item["at"], item["kind"] == "action", item["id"]))
-
-
-# --- Instruction checks ----------------------------------------------------------------------
-
-
-@dataclass
-class InstructionChecks:
-    opened: list[tuple[str, str, str]]  # (code, label, the sentence that opened it)
-    decisions: list[str]
-    ask_first: bool
-    guidance: list
-
-    @property
-    def recommend_ask_first(self) -> bool:
-        return bool(self.opened) and not self.ask_first
-
-    @property
-    def any(self) -> bool:
-        return bool(self.opened or self.decisions)
-
-
-def instruction_checks(instructions: str, *, ask_first: bool, memory_on: bool = True) -> InstructionChecks:
-    """Which excluded categories the team's instructions open (each with the clause that opens
-    it), and which decisions about people they ask memory to feed; with the consent guidance
-    rows that apply (R13, R28). The recognising is `policy`'s own."""
-    instructions = instructions or ""
-    opened_codes = policy.categories_opened_by(instructions)
-    sentences = [s.strip() for s in re.split(r"[.;!?\n]+", instructions) if s and s.strip()]
-    opened = []
-    for code in policy.CATEGORIES:
-        if code not in opened_codes:
-            continue
-        clause = next((s for s in sentences if code in policy.categories_opened_by(s)), "")
-        opened.append((code, policy.CATEGORIES[code], clause))
-    decisions = policy.decision_uses_in(instructions)
-    rows = guidance_for(
-        opened=opened_codes,
-        decisions=bool(decisions),
-        memory_on=memory_on,
-        ask_first=ask_first,
-        children=mentions_children(instructions),
-    )
-    return InstructionChecks(opened=opened, decisions=decisions, ask_first=ask_first, guidance=rows)
