@@ -1,8 +1,12 @@
-"""Real HTTP against pytest-django's live server, as an integrator's code would call the API."""
+"""Two ways to call the REST API with one interface: in process through DRF's test client (the
+default: no server thread, no socket, the test's own transaction) and over real HTTP against
+pytest-django's live server (the smoke set: what an integrator's code does)."""
 import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+
+from rest_framework.test import APIClient
 
 from agents import services as agent_services
 
@@ -59,6 +63,33 @@ class Api:
 
     def delete(self, path, **kw):
         return self.call("DELETE", path, **kw)
+
+
+class InProcessApi(Api):
+    """The same calls and answers as `Api`, through DRF's in-process client."""
+
+    def __init__(self, key: str | None, prefix: str = "/api/v1"):
+        super().__init__(prefix, key)
+
+    def call(self, method: str, path: str, body=None, *, raw: bytes | None = None, headers: dict | None = None) -> Answer:
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        headers = dict(headers or {})
+        content_type = headers.pop("Content-Type", "application/json")
+        extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in headers.items()}
+        if self.key and "HTTP_AUTHORIZATION" not in extra:
+            extra["HTTP_AUTHORIZATION"] = f"Bearer {self.key}"
+        response = APIClient().generic(method, self.base_url + path, data=data or b"", content_type=content_type, **extra)
+        payload = response.content
+        try:
+            parsed = json.loads(payload) if payload else None
+        except ValueError:
+            parsed = payload.decode(errors="replace")
+        return Answer(response.status_code, parsed, {k.lower(): v for k, v in response.items()})
+
+
+def api_in_process(team) -> InProcessApi:
+    _, raw = agent_services.api_key_create(team=team, name="tests")
+    return InProcessApi(raw)
 
 
 def api_for(live_server, team) -> Api:

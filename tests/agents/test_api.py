@@ -1,4 +1,5 @@
-"""The REST API for agents, versions, conversations, messages and events, over real HTTP.
+"""The REST API for agents, versions, conversations, messages and events, in process (DRF's client);
+the keys' answers also over real HTTP against the live server.
 
 Memory endpoints are in tests/memory/test_api.py; the tenant matrix in tests/agents/test_api_isolation.py."""
 import pytest
@@ -8,16 +9,16 @@ from agents.models import ActionRun, Agent, AgentVersion, ApiKey, Conversation, 
 from memory.models import Memory
 from memory.services import memory_set
 
-from ..api_helpers import Api, api_for
+from ..api_helpers import Api, InProcessApi, api_in_process
 from ..conftest import make_team
 from ..fake_openai import chat_text
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def api(live_server, team):
-    return api_for(live_server, team)
+def api(team):
+    return api_in_process(team)
 
 
 # --- agent.get / agent.update / delete / versions --------------------------------------------
@@ -117,10 +118,10 @@ def test_agent_update_refuses_what_the_configuration_rules_refuse(api, agent):
     assert AgentVersion.objects.filter(agent=agent).count() == 1
 
 
-def test_memory_cannot_be_turned_on_below_the_team_plan(live_server):
+def test_memory_cannot_be_turned_on_below_the_team_plan(db):
     team, _ = make_team("smallco", plan=Plan.PRO)
     agent = services.agent_create(team=team, name="Helper")
-    answer = api_for(live_server, team).patch(f"/agents/{agent.public_id}", {"memorySettings": {"on": True}})
+    answer = api_in_process(team).patch(f"/agents/{agent.public_id}", {"memorySettings": {"on": True}})
     assert (answer.status, answer.code, answer.body["error"]["field"]) == (403, "plan_required", "memorySettings.on")
     assert AgentVersion.objects.filter(agent=agent).count() == 1
 
@@ -276,35 +277,44 @@ def test_missing_agent_and_conversation_answer_404_with_their_code(api):
 # --- Keys, the request's shape, throttling ---------------------------------------------------
 
 
-def test_no_key_a_wrong_key_and_a_revoked_key_answer_401(live_server, team, agent):
+def check_keys_answer_401(team, agent, client):
     path = f"/agents/{agent.public_id}"
-    base = live_server.url + "/api/v1"
-    none = Api(base, None).get(path)
+    none = client(None).get(path)
     assert (none.status, none.code) == (401, "not_authenticated")
     assert none.headers.get("www-authenticate") == "Bearer"
-    wrong = Api(base, "ank_not-a-real-key").get(path)
+    wrong = client("ank_not-a-real-key").get(path)
     assert (wrong.status, wrong.code) == (401, "invalid_api_key")
-    basic = Api(base, None).get(path, headers={"Authorization": "Basic dXNlcjpwYXNz"})
+    basic = client(None).get(path, headers={"Authorization": "Basic dXNlcjpwYXNz"})
     assert (basic.status, basic.code) == (401, "invalid_api_key")
     key, raw = services.api_key_create(team=team, name="ci")
-    assert Api(base, raw).get(path).status == 200
+    assert client(raw).get(path).status == 200
     services.api_key_revoke(key=key)
-    revoked = Api(base, raw).get(path)
+    revoked = client(raw).get(path)
     assert (revoked.status, revoked.code) == (401, "invalid_api_key")
 
 
-def test_a_key_is_stored_hashed_and_its_last_use_recorded(live_server, team, agent):
+def test_no_key_a_wrong_key_and_a_revoked_key_answer_401(team, agent):
+    check_keys_answer_401(team, agent, InProcessApi)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_http_no_key_a_wrong_key_and_a_revoked_key_answer_401(live_server, team, agent):
+    """The smoke case: the Authorization header and WWW-Authenticate through a real HTTP server."""
+    check_keys_answer_401(team, agent, lambda key: Api(live_server.url + "/api/v1", key))
+
+
+def test_a_key_is_stored_hashed_and_its_last_use_recorded(team, agent):
     key, raw = services.api_key_create(team=team, name="ci")
     assert ApiKey.objects.get(pk=key.pk).last_used_at is None
-    Api(live_server.url + "/api/v1", raw).get(f"/agents/{agent.public_id}")
+    InProcessApi(raw).get(f"/agents/{agent.public_id}")
     stored = ApiKey.objects.get(pk=key.pk)
     assert stored.last_used_at is not None
     assert raw not in {stored.hashed_key, stored.prefix} and len(stored.hashed_key) == 64
 
 
-def test_requests_past_the_rate_answer_429_with_retry_after_per_key(live_server, team, agent, settings):
+def test_requests_past_the_rate_answer_429_with_retry_after_per_key(team, agent, settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"api_key": "3/hour"}}
-    first, second = api_for(live_server, team), api_for(live_server, team)
+    first, second = api_in_process(team), api_in_process(team)
     path = f"/agents/{agent.public_id}"
     assert [first.get(path).status for _ in range(3)] == [200, 200, 200]
     limited = first.get(path)

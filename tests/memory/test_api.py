@@ -1,4 +1,4 @@
-"""The REST API for memories, over real HTTP: get, set, delete, stop, consent, erase and the list."""
+"""The REST API for memories, in process (DRF's client): get, set, delete, stop, consent, erase and the list."""
 from datetime import timedelta
 from urllib.parse import quote
 
@@ -14,16 +14,16 @@ from memory.selectors import api_memory_page, api_memory_read
 from memory.models import Memory, MemoryRun
 from memory.writer import run_quiet_window
 
-from ..api_helpers import api_for
+from ..api_helpers import api_in_process
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 CARD = "My card is 4111 1111 1111 1111."
 
 
 @pytest.fixture
-def api(live_server, team):
-    return api_for(live_server, team)
+def api(team):
+    return api_in_process(team)
 
 
 @pytest.fixture
