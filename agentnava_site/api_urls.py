@@ -1,8 +1,5 @@
 """The REST API's routes: /api/v1/..., the OpenAPI schema at /api/schema/ and its docs page at
-/api/docs/ (Swagger UI from drf-spectacular-sidecar's static files: no CDN).
-
-This module sits above the apps, so it may wire them together: the agent's answer gets its
-privacy notice from `consent` here, since `agents` imports neither `consent` nor `memory`."""
+/api/docs/ (Swagger UI from drf-spectacular-sidecar's static files: no CDN)."""
 from django.http import JsonResponse
 from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -12,7 +9,6 @@ from agents import api_lists
 from agents.api_base import api_description
 from agents.api_errors import error_body
 from consent import api as consent_api
-from consent.notice import notice_text
 from memory import api as memory_api
 from memory import api_jobs, api_people
 from webhooks import api as webhooks_api
@@ -36,8 +32,8 @@ register_converter(EndUserIdConverter, "end_user_id")
 END_USER = "agents/<str:agent_id>/end-users/<end_user_id:end_user_id>"
 
 v1 = [
-    path("agents", api_lists.AgentListApi.as_view(notice=notice_text), name="agents"),
-    path("agents/<str:agent_id>", agents_api.AgentApi.as_view(notice=notice_text), name="agent"),
+    path("agents", api_lists.AgentListApi.as_view(), name="agents"),
+    path("agents/<str:agent_id>", agents_api.AgentApi.as_view(), name="agent"),
     path("agents/<str:agent_id>/versions", agents_api.VersionListApi.as_view(), name="agent-versions"),
     path("agents/<str:agent_id>/memories", memory_api.MemoryListApi.as_view(), name="agent-memories"),
     path("agents/<str:agent_id>/conversations", agents_api.ConversationStartApi.as_view(), name="agent-start"),

@@ -25,6 +25,7 @@ from .api_base import (
 )
 from .chat import conversation_send
 from .models import ActionRun, Agent, AgentVersion, Conversation, Message
+from .ports import ports
 
 TAG_AGENTS = ["Agents"]
 TAG_CONVERSATIONS = ["Conversations"]
@@ -78,12 +79,12 @@ class AgentOut(serializers.Serializer):
     memorySettings = AgentMemorySettingsOut()
 
 
-def agent_answer(agent: Agent, version: AgentVersion, notice) -> dict:
+def agent_answer(agent: Agent, version: AgentVersion) -> dict:
     config = version.config
     settings = dict(config["memorySettings"])
     # Only when memory can be used: on in this version, and on a plan that has it (R3).
     in_use = settings["on"] and agent.team.has_memory
-    settings["notice"] = notice(settings, agent_name=agent.name) if in_use and notice else None
+    settings["notice"] = (ports.notice_text(settings, agent_name=agent.name) or None) if in_use else None
     return AgentOut(
         {
             "id": agent.public_id,
@@ -122,10 +123,6 @@ class ActionIn(StrictSerializer):
 class AgentApi(TeamApi):
     """GET, PATCH (publishes at once) and DELETE one agent."""
 
-    # The privacy notice builder (consent.notice.notice_text), given by the routes: `agents`
-    # does not import `consent`.
-    notice = None
-
     class UpdateIn(StrictSerializer):
         read_only_names = ("id", "name", "version", "publishedAt")
         instructions = StrictCharField(required=False, allow_blank=True, max_length=8000)
@@ -143,7 +140,7 @@ class AgentApi(TeamApi):
     )
     def get(self, request, agent_id):
         agent = self.agent(agent_id)
-        return Response(agent_answer(agent, services.agent_published_version(agent), self.notice))
+        return Response(agent_answer(agent, services.agent_published_version(agent)))
 
     @extend_schema(
         operation_id="agent_update",
@@ -159,7 +156,7 @@ class AgentApi(TeamApi):
         agent = self.agent(agent_id)
         changes = parse_body(self.UpdateIn, request)
         version = services.agent_update(agent=agent, changes=changes, source="api")
-        return Response(agent_answer(agent, version, self.notice))
+        return Response(agent_answer(agent, version))
 
     @extend_schema(
         operation_id="agent_delete",

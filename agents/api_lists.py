@@ -31,8 +31,6 @@ def with_published(agents):
 
 
 class AgentListApi(TeamApi):
-    notice = None  # consent.notice.notice_text, given by the routes (as AgentApi's)
-
     QueryIn = PageQueryIn
 
     class CreateIn(AgentApi.UpdateIn):
@@ -72,7 +70,7 @@ class AgentListApi(TeamApi):
         page, next_page = keyset_page(with_published(Agent.objects.filter(team=self.team())), field="created_at", query=query)
         versions = AgentVersion.objects.in_bulk([agent.published_id for agent in page])
         rows = [
-            {**agent_answer(agent, versions[agent.published_id], self.notice), "createdAt": agent.created_at}
+            {**agent_answer(agent, versions[agent.published_id]), "createdAt": agent.created_at}
             for agent in page
         ]
         return Response(AgentPageOut({"agents": rows, "next": next_page}).data)
@@ -98,7 +96,7 @@ class AgentListApi(TeamApi):
         data = parse_body(self.CreateIn, request)
         name = data.pop("name")
         agent = services.agent_create(team=self.team(), name=name, config=data)
-        answer = agent_answer(agent, services.agent_published_version(agent), self.notice)
+        answer = agent_answer(agent, services.agent_published_version(agent))
         return Response({**answer, "createdAt": agent.created_at}, status=status.HTTP_201_CREATED)
 
 

@@ -7,7 +7,7 @@ class AgentsConfig(AppConfig):
 
     def ready(self):
         from . import offline_rules
-        from .extensions import registry
+        from .ports import add_offline_handler
 
-        registry.offline_handlers.setdefault("chat_reply", offline_rules.chat_reply)
-        registry.offline_handlers.setdefault("builder_changes", offline_rules.builder_changes)
+        add_offline_handler("chat_reply", offline_rules.chat_reply)
+        add_offline_handler("builder_changes", offline_rules.builder_changes)

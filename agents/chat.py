@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from .engines import get_engine
 from .errors import AppError
-from .extensions import registry
+from .ports import ports
 from .models import Conversation, Message
 from .services import message_record, usage_count_reply
 
@@ -63,7 +63,7 @@ def conversation_send(*, conversation: Conversation, text: str, now=None) -> Cha
     the error is raised (EngineError, HTTP 502), so the conversation stays as it was."""
     text = validate_message_text(text)
     now = now or timezone.now()
-    request_reply = registry.end_user_request(conversation, text, now=now) if registry.end_user_request else None
+    request_reply = ports.end_user_request(conversation, text, now=now)
     if request_reply is not None:
         with transaction.atomic():
             message = message_record(conversation=conversation, kind=Message.Kind.USER, text=text, now=now)

@@ -15,14 +15,13 @@ visitor may make to a running chat (the switch).
   are capped too, so ids cannot be farmed quickly).
 
 `consent` and `memory` sit above this app, so what the embed needs from them comes through
-`hooks`, filled in their `AppConfig.ready()`.
+`agents.ports`, filled in their `AppConfig.ready()`.
 """
 import hashlib
 import hmac
 import math
 import secrets
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -42,22 +41,6 @@ CONVERSATION_SALT = "agentnava.embed.conversation"
 MAX_SIGNED_ID_CHARS = 200
 VISITOR_ID_MAX_AGE = timedelta(days=400)
 VISITOR_ID_RENEW_AFTER = timedelta(days=1)
-
-
-@dataclass
-class EmbedHooks:
-    # (end_user) -> {"agreedAt", "declinedAt", "source"} or None when they never answered. `consent`.
-    consent_state: Callable[[EndUser], dict | None] | None = None
-    # (end_user=, agreed=, source=) -> the same dict, after recording the yes or no. `consent`.
-    consent_record: Callable[..., dict] | None = None
-    # (memory_settings, agent_name) -> the full privacy notice (R27) and the line under the box. `consent`.
-    notice_text: Callable[..., str] | None = None
-    notice_line: str = ""
-    # (end_user) -> {"stopped": bool, "stoppedAt": iso or None}. `memory`.
-    memory_state: Callable[[EndUser], dict] | None = None
-
-
-hooks = EmbedHooks()
 
 
 # --- Who is chatting ------------------------------------------------------------------------

@@ -26,9 +26,9 @@ from django.views.decorators.csrf import csrf_exempt
 from . import embed_services as embed
 from .api_errors import error_body
 from .chat import conversation_send, validate_message_text
-from .embed_services import hooks
 from .errors import AppError, NotFound
 from .models import Agent, Conversation, Message
+from .ports import ports
 from .services import agent_published_version, conversation_start, end_user_get_or_create, memory_decision
 
 log = logging.getLogger(__name__)
@@ -150,9 +150,9 @@ def agent_public(agent: Agent) -> dict:
     settings = agent_published_version(agent).config["memorySettings"]
     available = settings["on"] and agent.team.has_memory
     notice = ""
-    if available and hooks.notice_text:
+    if available:
         # The privacy link is drawn as a link beside the text, so it is left out of the text here.
-        notice = hooks.notice_text({**settings, "privacyUrl": ""}, agent_name=agent.name)
+        notice = ports.notice_text({**settings, "privacyUrl": ""}, agent_name=agent.name)
     return {
         "id": agent.public_id,
         "name": agent.name,
@@ -161,7 +161,7 @@ def agent_public(agent: Agent) -> dict:
             "showSwitch": available and settings["showSwitch"],
             "askFirst": available and settings["askFirst"],
             "notice": notice,
-            "line": hooks.notice_line if available else "",
+            "line": ports.notice_line if available else "",
             "privacyUrl": settings["privacyUrl"] if available else "",
             "askFirstQuestion": ASK_FIRST_QUESTION,
         },
@@ -170,8 +170,8 @@ def agent_public(agent: Agent) -> dict:
 
 def _end_user_state(end_user) -> dict:
     return {
-        "memory": hooks.memory_state(end_user) if hooks.memory_state else {"stopped": False, "stoppedAt": None},
-        "consent": hooks.consent_state(end_user) if hooks.consent_state else None,
+        "memory": ports.end_user_memory_state(end_user),
+        "consent": ports.consent_state(end_user),
     }
 
 
@@ -180,7 +180,7 @@ def _conversation_state(conversation: Conversation, end_user_state: dict) -> dic
     if end_user_state["memory"]["stopped"]:
         line = OFF_LINES[Conversation.MemoryOff.STOPPED]
     elif conversation.uses_memory:
-        line = hooks.notice_line
+        line = ports.notice_line
     else:
         line = OFF_LINES.get(conversation.memory_off_reason, "")
     return {
@@ -281,7 +281,7 @@ def consent_answer(request, agent_id: str):
     identity = _identity(agent, data)
     _count_identity_request(request, agent, identity)
     end_user = end_user_get_or_create(agent=agent, external_id=identity.external_id)
-    consent = hooks.consent_record(end_user=end_user, agreed=agreed, source=source)
+    consent = ports.consent_record(end_user=end_user, agreed=agreed, source=source)
     return JsonResponse(
         {"visitorId": identity.visitor_id, "visitorIdReplaced": identity.replaced, "consent": consent, "endUser": _end_user_state(end_user)}
     )

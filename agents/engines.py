@@ -11,7 +11,7 @@ timeout and retries set explicitly, and asks for strict JSON-schema output.
 
 `OfflineEngine` needs no network and is the default without a key. It is not a language
 model: it is deterministic code, rules over the text, registered per task by the app that owns
-the task (`registry.offline_handlers`, filled in each `AppConfig.ready`). It receives exactly
+the task (`ports.offline_handlers`, filled in each `AppConfig.ready`). It receives exactly
 what a model would receive, so both engines run through the same code path.
 """
 import functools
@@ -25,7 +25,7 @@ from django.conf import settings
 from django.dispatch import Signal
 
 from .errors import AppError
-from .extensions import registry
+from .ports import ports
 
 log = logging.getLogger(__name__)
 # Sent after every call to a model server: task=, seconds=, error_code= (None when it answered).
@@ -61,7 +61,7 @@ class OfflineEngine:
 
     def _handler(self, task: str):
         try:
-            return registry.offline_handlers[task]
+            return ports.offline_handlers[task]
         except KeyError:
             raise EngineError(f"The offline engine has no rules for {task!r}.") from None
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from . import config as agent_config
 from .errors import AppError, InvalidConfig
-from .extensions import registry
+from .ports import ports
 from .models import (
     ActionRun,
     Agent,
@@ -293,7 +293,7 @@ def memory_decision(
         return MemoryDecision(False, off.PROJECT)
     if not switch_on:
         return MemoryDecision(False, off.SWITCH)
-    for gate in registry.memory_gates:
+    for gate in ports.memory_gates:
         reason = gate(agent=agent, end_user=end_user, settings=settings, source=source)
         if reason:
             return MemoryDecision(False, reason)
@@ -338,8 +338,8 @@ def conversation_start(
         started_at=now,
         last_activity_at=now,
     )
-    if decision.uses_memory and registry.memory_note is not None:
-        conversation.memory_note = registry.memory_note(conversation)
+    if decision.uses_memory:
+        conversation.memory_note = ports.memory_note(conversation)
     conversation.save()
     return conversation
 
@@ -348,8 +348,8 @@ def _touch(conversation: Conversation, now) -> None:
     """Every message moves the activity time and, with memory, the end of the quiet window."""
     conversation.last_activity_at = now
     fields = ["last_activity_at"]
-    if conversation.uses_memory and registry.memory_due_mark is not None:
-        registry.memory_due_mark(conversation, now)  # memory.due owns the quiet-window queue
+    if conversation.uses_memory:
+        ports.memory_due_mark(conversation, now)  # memory.due owns the quiet-window queue
         fields.append("memory_due_at")
     conversation.save(update_fields=fields)
 

@@ -35,3 +35,11 @@ def consent_set(*, end_user: EndUser, agreed: bool, source: str, now=None) -> Co
         consent.source = source
     consent.save()
     return consent
+
+
+def consent_record(*, end_user: EndUser, agreed: bool, source: str) -> dict:
+    """A chat surface's yes or no: recorded by `consent_set`, answered as the new consent state."""
+    from .selectors import consent_state
+
+    consent_set(end_user=end_user, agreed=agreed, source=source)
+    return consent_state(end_user)

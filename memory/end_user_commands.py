@@ -15,7 +15,7 @@ English, Spanish and Hindi in Devanagari and romanised for every request, French
 Portuguese for a stop; a new language is a new file): a message that only looks like one ("don't
 forget to email me the receipt", "I forgot my password") is left to the normal reply.
 
-Registered as `agents.extensions.registry.end_user_request` in `MemoryConfig.ready`.
+Fills the `agents.ports` port `end_user_request` in `MemoryConfig.ready`.
 """
 from __future__ import annotations
 

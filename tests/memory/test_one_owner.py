@@ -23,10 +23,10 @@ RULES = [
     ),
     (
         "a chat's note is written after it started",
-        re.compile(r"update\([^)]*memory_note=|(?<!registry)\.memory_note\s*=(?!=)"),
+        re.compile(r"update\([^)]*memory_note=|\.memory_note\s*=(?!=)"),
         {
             "memory/commit.py",
-            "agents/services.py",  # built once at start, from the memory, through the registry
+            "agents/services.py",  # built once at start, from the memory, through the port
             "agents/embed_services.py",  # the switch empties it with the rest of the chat's memory state
             "memory/end_user_commands.py",  # the in-memory copy of the row the commit just rewrote
         },
