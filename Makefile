@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 # The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine.
 DEMO_ENV := DEBUG=1
 
-.PHONY: run test prod-check test-fuzz test-repeat venv venv-dev clean
+.PHONY: run test test-fast lint prod-check test-fuzz test-repeat venv venv-dev clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,14 @@ run: $(VENV)/.runtime
 test: $(VENV)/.dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@if ls tests/js/*.test.mjs >/dev/null 2>&1; then node --test tests/js/*.test.mjs; fi
+
+# What CI checks before the suite: lint, formatting, the apps' import contract (.importlinter), and
+# that every model change has its migration.
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(DEMO_ENV) $(PY) manage.py makemigrations --check --dry-run
 
 # The inner loop: everything but the browser and the real-cluster tests.
 test-fast: $(VENV)/.dev
