@@ -34,6 +34,8 @@ from django.utils import timezone
 
 from .errors import AppError, NotFound
 from .models import Agent, Conversation, EndUser
+from .ports import ports
+from .services import agent_published_version, conversation_open, end_user_get_or_create, memory_decision
 
 VISITOR_PREFIX = "visitor_"
 VISITOR_SALT = "agentnava.embed.visitor"
@@ -211,6 +213,39 @@ def rate_check(scope: str, key: str) -> None:
         started = cache.get(cache_key + ":start", now)
         retry_after = max(1, math.ceil(started + window - now))
         raise RateLimited(scope, limit, window, retry_after)
+
+
+# --- Starting a chat ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EmbedStart:
+    end_user: EndUser
+    conversation: Conversation | None  # None: ask first, no chat started
+
+    @property
+    def ask(self) -> bool:
+        return self.conversation is None
+
+
+@transaction.atomic
+def embed_chat_start(*, agent: Agent, external_id: str, memory: bool, switch_on: bool) -> EmbedStart:
+    """Start a website chat on the published version (R24-R26): the end user found or made once,
+    the memory decision made once. Where no switch is shown, none can be off. With askFirst on and
+    no answer from this end user yet, no chat starts: the answer says to ask first (a yes or no,
+    then a new start). A "no" already given starts a chat without memory."""
+    end_user = end_user_get_or_create(agent=agent, external_id=external_id)
+    version = agent_published_version(agent)
+    settings = version.config["memorySettings"]
+    if not (settings["on"] and agent.team.has_memory and settings["showSwitch"]):
+        switch_on = True
+    decision = memory_decision(
+        agent=agent, end_user=end_user, version=version, memory=memory, project="", switch_on=switch_on, source="embed"
+    )
+    if decision.reason == Conversation.MemoryOff.CONSENT and ports.consent_state(end_user) is None:
+        return EmbedStart(end_user, None)
+    conversation = conversation_open(agent=agent, end_user=end_user, version=version, decision=decision, source="embed")
+    return EmbedStart(end_user, conversation)
 
 
 # --- The visitor's switch -------------------------------------------------------------------

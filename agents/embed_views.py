@@ -29,7 +29,7 @@ from .chat import conversation_send, validate_message_text
 from .errors import AppError, NotFound
 from .models import Agent, Conversation, Message
 from .ports import ports
-from .services import agent_published_version, conversation_start, end_user_get_or_create, memory_decision
+from .services import agent_published_version, end_user_get_or_create
 
 log = logging.getLogger(__name__)
 
@@ -234,36 +234,18 @@ def chat_start(request, agent_id: str):
     switch_on = _bool(data, "switch", True)
     identity = _identity(agent, data)
     _count_identity_request(request, agent, identity)
-    public = agent_public(agent)
-    if not public["memory"]["showSwitch"]:
-        switch_on = True  # no switch is shown, so none can be off
-    end_user = end_user_get_or_create(agent=agent, external_id=identity.external_id)
-    end_user_state = _end_user_state(end_user)
-    body = {
-        "visitorId": identity.visitor_id,
-        "visitorIdReplaced": identity.replaced,
-        "agent": public,
-        "endUser": end_user_state,
-        "ask": False,
-        "conversation": None,
-    }
-    decision = memory_decision(
-        agent=agent,
-        end_user=end_user,
-        version=agent_published_version(agent),
-        memory=memory,
-        project="",
-        switch_on=switch_on,
-        source="embed",
+    started = embed.embed_chat_start(agent=agent, external_id=identity.external_id, memory=memory, switch_on=switch_on)
+    end_user_state = _end_user_state(started.end_user)
+    return JsonResponse(
+        {
+            "visitorId": identity.visitor_id,
+            "visitorIdReplaced": identity.replaced,
+            "agent": agent_public(agent),
+            "endUser": end_user_state,
+            "ask": started.ask,  # askFirst: a yes or no before the first message (R26)
+            "conversation": _conversation_state(started.conversation, end_user_state) if started.conversation else None,
+        }
     )
-    if decision.reason == Conversation.MemoryOff.CONSENT and end_user_state["consent"] is None:
-        body["ask"] = True  # askFirst: a yes or no before the first message (R26)
-        return JsonResponse(body)
-    conversation = conversation_start(
-        agent=agent, external_id=identity.external_id, memory=memory, switch_on=switch_on, source="embed"
-    )
-    body["conversation"] = _conversation_state(conversation, end_user_state)
-    return JsonResponse(body)
 
 
 @embed_endpoint("POST")

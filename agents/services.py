@@ -327,13 +327,31 @@ def conversation_start(
         switch_on=switch_on,
         source=source,
     )
+    return conversation_open(
+        agent=agent, end_user=end_user, version=version, decision=decision, project=project.strip(), source=source, now=now
+    )
+
+
+def conversation_open(
+    *,
+    agent: Agent,
+    end_user: EndUser,
+    version: AgentVersion,
+    decision: MemoryDecision,
+    project: str = "",
+    source: str,
+    now=None,
+) -> Conversation:
+    """Save a new conversation whose memory decision is made (by `memory_decision`, once): with
+    memory, the note its agent receives is built from the memory as it is now."""
+    now = now or timezone.now()
     conversation = Conversation(
         agent=agent,
         end_user=end_user,
         version=version,
         uses_memory=decision.uses_memory,
         memory_off_reason=decision.reason,
-        project=project.strip(),
+        project=project,
         source=source,
         started_at=now,
         last_activity_at=now,

@@ -45,21 +45,50 @@ def memory_set(*, end_user: EndUser, text: str, kind: str = MemoryRun.Kind.TEAM_
     return memory
 
 
-def memory_line_replace(*, memory: Memory, index: int, text: str, actor=None, now=None) -> Memory:
-    """Correct one line (1-based `index`); the same guards as a whole set."""
-    lines = memory.lines
-    if not 1 <= index <= len(lines):
-        raise policy.MemoryRefused("no_such_line", f"There is no line {index}.")
-    lines[index - 1] = text
-    return memory_set(end_user=memory.end_user, text="\n".join(lines), actor=actor, now=now)
+CHANGED = "This memory changed since you opened it. Here it is as it is now; try again."
 
 
-def memory_line_delete(*, memory: Memory, index: int, actor=None, kind=MemoryRun.Kind.TEAM_EDIT, now=None) -> Memory:
-    lines = memory.lines
-    if not 1 <= index <= len(lines):
-        raise policy.MemoryRefused("no_such_line", f"There is no line {index}.")
-    del lines[index - 1]
-    return memory_set(end_user=memory.end_user, text="\n".join(lines), kind=kind, actor=actor, now=now)
+def _line_change(*, end_user: EndUser, index: int, was: str | None, change, kind: str, actor, now) -> Memory:
+    """Change one line under the row lock. `was` is the line as the editor saw it: when the line
+    is no longer that (a writer run, an Apply or another editor changed the memory meanwhile) the
+    edit is refused ("changed") and the memory stays exactly as the other writer left it. The
+    comparison happens after the lock is taken, so no write can slip between check and commit."""
+    now = now or timezone.now()
+    with memory_locked(end_user, now) as memory:
+        lines = memory.lines
+        if was is not None and (not 1 <= index <= len(lines) or lines[index - 1] != was):
+            raise policy.MemoryRefused("changed", CHANGED, index)
+        if not 1 <= index <= len(lines):
+            raise policy.MemoryRefused("no_such_line", f"There is no line {index}.")
+        if memory.stopped_at is not None:
+            raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
+        checked = policy.check_memory_text("\n".join(change(lines)))
+        memory_commit(memory, now=now, kind=kind, lines=checked, actor=actor)
+    return memory
+
+
+def memory_line_replace(*, end_user: EndUser, index: int, text: str, was: str | None, actor=None, now=None) -> Memory:
+    """Correct one line (1-based `index`) that still reads `was` (None: whatever it reads); the
+    same guards as a whole set. Refuses a changed line, a stopped memory or a refused text, changing
+    nothing."""
+
+    def replace(lines: list[str]) -> list[str]:
+        lines[index - 1] = text
+        return lines
+
+    return _line_change(end_user=end_user, index=index, was=was, change=replace, kind=MemoryRun.Kind.TEAM_EDIT, actor=actor, now=now)
+
+
+def memory_line_delete(
+    *, end_user: EndUser, index: int, was: str | None, actor=None, kind=MemoryRun.Kind.TEAM_EDIT, now=None
+) -> Memory:
+    """Delete one line (1-based `index`) that still reads `was` (None: whatever it reads)."""
+
+    def delete(lines: list[str]) -> list[str]:
+        del lines[index - 1]
+        return lines
+
+    return _line_change(end_user=end_user, index=index, was=was, change=delete, kind=kind, actor=actor, now=now)
 
 
 def memory_delete(*, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:

@@ -270,13 +270,6 @@ def _detail_page(request, agent, end_user, editing=None):
     return render(request, "memory/memory.html", ctx)
 
 
-def _line_guard(memory, index: int, was: str) -> None:
-    """Refuse an edit made on a line that changed since the page showed it."""
-    lines = memory.lines if memory else []
-    if not 1 <= index <= len(lines) or lines[index - 1] != was:
-        raise policy.MemoryRefused("changed", "This memory changed since you opened it. Here it is as it is now; try again.", index)
-
-
 @login_required
 def line_edit(request, public_id, end_user_id, index):
     """GET: the inline form for one line. POST: correct it (the same guards as every path)."""
@@ -292,8 +285,7 @@ def line_edit(request, public_id, end_user_id, index):
         return render(request, "memory/_line_form.html", {"agent": agent, "end_user": end_user, "index": index, "line": lines[index - 1], "value": None})
     text = request.POST.get("text", "")
     try:
-        _line_guard(memory, index, request.POST.get("was", ""))
-        services.memory_line_replace(memory=memory, index=index, text=text, actor=request.user)
+        services.memory_line_replace(end_user=end_user, index=index, text=text, was=request.POST.get("was", ""), actor=request.user)
     except policy.MemoryRefused as exc:
         # What was typed stays in the box to fix, except a secret, which is cleared (never echoed).
         if exc.reason == "changed":
@@ -311,10 +303,8 @@ def line_edit(request, public_id, end_user_id, index):
 def line_delete(request, public_id, end_user_id, index):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
-    memory = Memory.objects.filter(end_user=end_user).first()
     try:
-        _line_guard(memory, index, request.POST.get("was", ""))
-        services.memory_line_delete(memory=memory, index=index, actor=request.user)
+        services.memory_line_delete(end_user=end_user, index=index, was=request.POST.get("was", ""), actor=request.user)
     except policy.MemoryRefused as exc:
         return _after_change(request, agent, end_user, error=exc)
     return _after_change(request, agent, end_user, flash=f"Line {index} deleted.")

@@ -6,11 +6,13 @@ from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents import services as agent_services
-from agents.embed_services import end_user_hash, visitor_id_issue, visitor_id_verify
+from agents.embed_services import embed_chat_start, end_user_hash, visitor_id_issue, visitor_id_verify
 from agents.models import Conversation, EndUser, Message
 from memory.models import Memory
 from memory.services import memory_set, memory_sweep
@@ -177,6 +179,27 @@ def test_ask_first_a_no_keeps_memory_off_and_is_not_asked_again(client, agent):
         chat = start(client, agent, visitorId=asked["visitorId"]).json()
         assert chat["ask"] is False
         assert chat["conversation"]["memory"] == {"used": False, "reason": "consent", "line": "Memory is off: you said no.", "switchable": False}
+
+
+def test_the_start_service_decides_ask_first_once_and_starts_only_after_an_answer(agent):
+    """embed_chat_start is the start's one rule: with askFirst and no answer, no chat; after a yes,
+    a chat with memory; the switch counts only where it is shown."""
+    from consent.services import consent_set
+
+    agent_services.agent_update(agent=agent, changes={"memorySettings": {"askFirst": True, "showSwitch": False}})
+    asked = embed_chat_start(agent=agent, external_id="visitor_a", memory=True, switch_on=True)
+    assert asked.ask and asked.conversation is None and not Conversation.objects.exists()
+    consent_set(end_user=asked.end_user, agreed=True, source="chat_prompt")
+    started = embed_chat_start(agent=agent, external_id="visitor_a", memory=True, switch_on=False)  # no switch shown
+    assert not started.ask and started.conversation.uses_memory and started.end_user == asked.end_user
+
+
+def test_a_start_looks_the_end_user_up_once(client, agent):
+    visitor = start(client, agent).json()["visitorId"]
+    with CaptureQueriesContext(connection) as captured:
+        assert start(client, agent, visitorId=visitor).json()["conversation"]["memory"]["used"] is True
+    end_user_reads = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT") and 'FROM "agents_enduser"' in q["sql"]]
+    assert len(end_user_reads) == 1, end_user_reads
 
 
 def test_a_consent_answer_with_a_bad_source_or_value_is_refused(client, agent):

@@ -3,6 +3,8 @@ stop / resume, delete, erase with a confirmation, the runs that touched it, its 
 transcript of each conversation. Every edit goes through the writer's guards."""
 from datetime import timedelta
 
+import pytest
+
 from django.urls import reverse
 from django.utils import timezone
 
@@ -10,7 +12,7 @@ from agents import services as agent_services
 from agents.models import ActionRun, Conversation, EndUser, Message
 from consent.models import Consent
 from consent.services import consent_set
-from memory import services
+from memory import policy, services
 from memory.models import Memory, MemoryRun
 
 from .seed import T0, chat, chat_and_remember, remembered
@@ -27,7 +29,7 @@ def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent,
     conversation, last = chat_and_remember(agent, "u_ananya", [("user", "I work from the Pune office."), ("action", "renew_plan", "succeeded")])
     chat(agent, "u_ananya", [], start=last + timedelta(hours=1))  # a conversation without a message
     memory = Memory.objects.get(end_user__external_id="u_ananya")
-    services.memory_line_delete(memory=memory, index=1, actor=user)
+    services.memory_line_delete(end_user=memory.end_user, index=1, was=None, actor=user)
     memory.refresh_from_db()
     consent_set(end_user=memory.end_user, agreed=True, source="api")
     page = member_client.get(url("detail", memory)).content.decode()
@@ -250,3 +252,29 @@ def test_a_chat_switched_off_midway_says_when(member_client, agent):
     page = member_client.get(reverse("memory:transcript", args=[agent.public_id, conversation.public_id])).content.decode()
     said = page.split('data-testid="conversation-memory">')[1].split("</dd>")[0]
     assert said.startswith("used until ") and "when the visitor turned the switch off" in said
+
+
+def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stays(member_client, agent, user):
+    """The editor opened line 1 before a quiet-window run rewrote it: the edit is refused under
+    the row lock with the conflict message, and the memory is exactly what the writer left."""
+    _, last = chat_and_remember(agent, "u_stale", [("user", "I work from the Pune office.")])
+    memory = Memory.objects.get(end_user__external_id="u_stale")
+    seen = memory.lines[0]
+    form = member_client.get(url("line_edit", memory, 1), **HTMX).content.decode()
+    assert f'value="{seen}"' in form
+    # Meanwhile the writer reads a later chat and changes that line.
+    chat_and_remember(agent, "u_stale", [("user", "I moved: I work from the Mumbai office now.")], start=last + timedelta(hours=2))
+    memory.refresh_from_db()
+    writers = memory.text
+    assert memory.lines[0] != seen and memory.runs.filter(kind=MemoryRun.Kind.QUIET).count() == 2
+    runs = memory.runs.count()
+    page = member_client.post(url("line_edit", memory, 1), {"text": "Works from the Delhi office.", "was": seen}, **HTMX).content.decode()
+    assert services.CHANGED in page
+    memory.refresh_from_db()
+    assert memory.text == writers and memory.runs.count() == runs
+    # The service refuses it the same way when called directly, with nothing changed.
+    with pytest.raises(policy.MemoryRefused) as refused:
+        services.memory_line_replace(end_user=memory.end_user, index=1, text="Works from home.", was=seen, actor=user)
+    assert (refused.value.reason, refused.value.message) == ("changed", services.CHANGED)
+    memory.refresh_from_db()
+    assert memory.text == writers
