@@ -9,7 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from .builder import MAX_MESSAGE_CHARS as BUILDER_MAX_CHARS, builder_message
-from . import config as agent_config
+from . import agent_config
 from . import services
 from .api_base import (
     NO_CONTENT,

@@ -6,8 +6,8 @@ class AgentsConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self):
-        from . import offline_rules
+        from . import offline_chat
         from .ports import add_offline_handler
 
-        add_offline_handler("chat_reply", offline_rules.chat_reply)
-        add_offline_handler("builder_changes", offline_rules.builder_changes)
+        add_offline_handler("chat_reply", offline_chat.chat_reply)
+        add_offline_handler("builder_changes", offline_chat.builder_changes)

@@ -1,7 +1,7 @@
 """The Builder: a team member describes a change to the memory settings in plain words, and the
 Builder drafts it (R1, R2, PRODUCT "The Builder").
 
-The engine (a model, or the offline rules in `offline_rules.builder_changes`) only reads the words
+The engine (a model, or the offline rules in `offline_chat.builder_changes`) only reads the words
 into structured changes. Everything after that is code: the keep / leave-out phrases become
 sentences of the memory instructions, the change goes through `services.agent_draft_update`
 (the same validation as the Memory tab and the API), and it waits for Publish. The reply is
@@ -12,7 +12,7 @@ Used by the Build screen's side panel and by `POST /api/v1/agents/{id}/builder`.
 import re
 from typing import Any
 
-from . import config as agent_config
+from . import agent_config
 from . import services
 from .engines import EngineError, get_engine
 from .errors import AppError

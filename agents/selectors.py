@@ -3,7 +3,7 @@ import difflib
 
 from django.http import Http404
 
-from . import config as agent_config
+from . import agent_config
 from .models import Agent, AgentDraft, AgentVersion, Membership, Team
 
 

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from . import config as agent_config
+from . import agent_config
 from .errors import AppError, InvalidConfig
 from .ports import ports
 from .models import (

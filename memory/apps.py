@@ -7,7 +7,7 @@ class MemoryConfig(AppConfig):
 
     def ready(self):
         # What `agents` needs from memory reaches it through its ports (agents imports no other app).
-        from agents import config as agent_config
+        from agents import agent_config
         from agents.ports import add_memory_gate, add_offline_handler, fill
 
         from . import due, note, services
@@ -15,7 +15,7 @@ class MemoryConfig(AppConfig):
         from .end_user_commands import end_user_memory_state, end_user_request
 
         add_memory_gate(services.stopped_gate)
-        # Memory instructions are checked by the same guards as a memory line (agents.config validates them).
+        # Memory instructions are checked by the same guards as a memory line (agents.agent_config validates them).
         if instructions_refusal not in agent_config.INSTRUCTION_GUARDS:
             agent_config.INSTRUCTION_GUARDS.append(instructions_refusal)
         fill(

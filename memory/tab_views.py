@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from agents import services as agent_services
-from agents.config import QUIET_MINUTES_CHOICES
+from agents.agent_config import QUIET_MINUTES_CHOICES
 from agents.errors import AppError
 from agents.form_words import plain_error
 from agents.selectors import agent_for_user
@@ -30,7 +30,7 @@ FORM_FIELDS = ("on", "instructions", "keepForDays", "quietMinutes", "showSwitch"
 
 
 def _settings_from_form(post) -> dict:
-    """Typed memory settings from the form; validation itself is `agents.config`'s, as everywhere."""
+    """Typed memory settings from the form; validation itself is `agents.agent_config`'s, as everywhere."""
 
     def as_int(name):
         raw = post.get(name, "").strip()

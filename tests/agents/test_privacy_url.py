@@ -3,7 +3,7 @@ a control or an invisible format character anywhere inside it."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agents.config import validate_memory_settings
+from agents.agent_config import validate_memory_settings
 from agents.errors import InvalidConfig
 
 INSIDE = ["\n", "\r", "\t", "\u2028", "\u2029", "\u00a0", "\u200b", "\u202e", "\x00", "\x7f", " "]

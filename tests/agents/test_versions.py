@@ -2,7 +2,7 @@
 import pytest
 
 from agents import services
-from agents.config import DEFAULT_MEMORY_SETTINGS
+from agents.agent_config import DEFAULT_MEMORY_SETTINGS
 from agents.errors import AppError, InvalidConfig
 from agents.models import AgentDraft, AgentVersion, Plan
 

@@ -1,5 +1,5 @@
-"""The offline engine's rules for the agents app's tasks. Plain, deterministic code over the text:
-no model, no network. Documented as such in README.md ("Model engines")."""
+"""The offline chat engine's rules: how the offline engine answers the agents app's tasks. Plain,
+deterministic code over the text: no model, no network. Documented as such in README.md ("Model engines")."""
 import re
 
 NOTE_RE = re.compile(r"<memory>\n(.*?)\n</memory>", re.S)
@@ -67,7 +67,7 @@ def chat_reply(payload: dict) -> dict:
 # --- The Builder: memory settings from plain words -------------------------------------------
 # Understands the common phrasings of each memory setting. Anything else comes back in
 # "not_understood", word for word, so the Builder can say what it did not do. Validation is not
-# done here: the Builder sends every value through `agents.config.validate_config`.
+# done here: the Builder sends every value through `agents.agent_config.validate_config`.
 
 _URL = re.compile(r"https?://[^\s,;<>\"']+", re.I)
 _URL_TOKEN = "\x00URL{}\x00"
