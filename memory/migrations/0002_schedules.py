@@ -1,17 +1,8 @@
-"""Create the project's django-q schedules once, and make a second copy impossible."""
+"""Once created the schedules and a unique index on django-q's own table. Both moved out of
+migrations: the schedules are made after every migrate from ops.schedules.SCHEDULES, and
+0007_drop_schedule_name_index drops the index where this migration made it. Kept, empty, because
+existing databases have it recorded and later migrations depend on it."""
 from django.db import migrations
-
-
-def create_schedules(apps, schema_editor):
-    from memory.schedules import ensure_schedules
-
-    ensure_schedules(apps.get_model("django_q", "Schedule"))
-
-
-def remove_schedules(apps, schema_editor):
-    from memory.schedules import SCHEDULES
-
-    apps.get_model("django_q", "Schedule").objects.filter(name__in=list(SCHEDULES)).delete()
 
 
 class Migration(migrations.Migration):
@@ -20,11 +11,4 @@ class Migration(migrations.Migration):
         ("django_q", "0019_alter_task_options_alter_ormq_key_alter_ormq_lock_and_more"),
     ]
 
-    operations = [
-        migrations.RunSQL(
-            "CREATE UNIQUE INDEX IF NOT EXISTS memory_schedule_name_unique "
-            "ON django_q_schedule (name) WHERE name IS NOT NULL",
-            "DROP INDEX IF EXISTS memory_schedule_name_unique",
-        ),
-        migrations.RunPython(create_schedules, remove_schedules),
-    ]
+    operations = []

@@ -6,14 +6,14 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 from django.utils import timezone
 from django_q.models import Schedule
 
 from agents import services as agent_services
 from memory.models import Memory
-from memory.schedules import SCHEDULES, ensure_schedules
 from memory.services import memory_retention_sweep, memory_set
+from ops.schedules import schedules_ensure
 
 from ..cluster import start_cluster, stop_cluster
 
@@ -24,16 +24,6 @@ def test_the_cluster_config_is_bounded_and_does_not_catch_up():
     assert q["timeout"] < q["retry"]
     assert 0 < q["max_attempts"] <= 5
     assert q["catch_up"] is False
-
-
-def test_the_sweep_schedule_exists_once_and_cannot_be_created_twice(db):
-    ensure_schedules(Schedule)
-    ensure_schedules(Schedule)
-    sweep = Schedule.objects.get(name="memory-quiet-sweep")
-    assert (sweep.func, sweep.schedule_type, sweep.minutes) == ("memory.tasks.sweep_quiet_windows", Schedule.MINUTES, 1)
-    assert Schedule.objects.filter(name__in=list(SCHEDULES)).count() == len(SCHEDULES)
-    with pytest.raises(IntegrityError), transaction.atomic():
-        Schedule.objects.create(name="memory-quiet-sweep", func="memory.tasks.sweep_quiet_windows", schedule_type=Schedule.MINUTES, minutes=1)
 
 
 def test_the_sweep_finds_due_work_through_an_index(agent):
@@ -93,7 +83,7 @@ def test_retention_empties_after_keep_for_days_and_after_30_days_off(agent, team
 @pytest.mark.cluster
 @pytest.mark.django_db(transaction=True)
 def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path):
-    ensure_schedules(Schedule)
+    schedules_ensure()
     Schedule.objects.filter(name="memory-quiet-sweep").update(next_run=timezone.now() - timedelta(seconds=1))
     start = timezone.now() - timedelta(minutes=30)
     conversation = agent_services.conversation_start(agent=agent, external_id="u_cluster", now=start)

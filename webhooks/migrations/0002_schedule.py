@@ -1,21 +1,6 @@
-"""The minute sweep that retries webhook deliveries after their backoff (webhooks.tasks.retry_due),
-created once by name like the project's other schedules (memory.schedules)."""
+"""Once created the webhooks-retry schedule. Schedules are now made after every migrate from
+ops.schedules.SCHEDULES; kept, empty, because existing databases have it recorded."""
 from django.db import migrations
-
-NAME = "webhooks-retry"
-
-
-def create(apps, schema_editor):
-    from django.utils import timezone
-
-    apps.get_model("django_q", "Schedule").objects.get_or_create(
-        name=NAME,
-        defaults={"func": "webhooks.tasks.retry_due", "schedule_type": "I", "minutes": 1, "repeats": -1, "next_run": timezone.now()},
-    )
-
-
-def remove(apps, schema_editor):
-    apps.get_model("django_q", "Schedule").objects.filter(name=NAME).delete()
 
 
 class Migration(migrations.Migration):
@@ -24,4 +9,4 @@ class Migration(migrations.Migration):
         ("memory", "0002_schedules"),
     ]
 
-    operations = [migrations.RunPython(create, remove)]
+    operations = []
