@@ -140,7 +140,7 @@ class AgentApi(TeamApi):
     )
     def get(self, request, agent_id):
         agent = self.agent(agent_id)
-        return Response(agent_answer(agent, services.agent_published_version(agent)))
+        return Response(agent_answer(agent, AgentVersion.objects.published(agent)))
 
     @extend_schema(
         operation_id="agent_update",

@@ -26,7 +26,7 @@ class AgentPageOut(serializers.Serializer):
 
 def with_published(agents):
     """Each agent with its published version, in the same query as the page."""
-    newest = AgentVersion.objects.filter(agent=OuterRef("pk")).order_by("-number").values("pk")[:1]
+    newest = AgentVersion.objects.newest_of(OuterRef("pk")).values("pk")
     return agents.select_related("team").annotate(published_id=Subquery(newest))
 
 
@@ -96,7 +96,7 @@ class AgentListApi(TeamApi):
         data = parse_body(self.CreateIn, request)
         name = data.pop("name")
         agent = services.agent_create(team=self.team(), name=name, config=data)
-        answer = agent_answer(agent, services.agent_published_version(agent))
+        answer = agent_answer(agent, AgentVersion.objects.published(agent))
         return Response({**answer, "createdAt": agent.created_at}, status=status.HTTP_201_CREATED)
 
 

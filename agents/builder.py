@@ -17,7 +17,7 @@ from . import services
 from .engines import EngineError, get_engine
 from .errors import AppError
 from .form_words import plain_error
-from .models import Agent, AgentDraft
+from .models import Agent, AgentDraft, AgentVersion
 
 TASK = "builder_changes"
 MAX_MESSAGE_CHARS = 2000
@@ -203,7 +203,7 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     except AppError as exc:
         reply = f"I could not make that change: {plain_error(exc)[1]} Nothing changed.{unclear}"
         return {"reply": reply, "changes": [], "draft": current_draft()}
-    after = draft.config["memorySettings"] if draft else services.agent_published_version(agent).config["memorySettings"]
+    after = draft.config["memorySettings"] if draft else AgentVersion.objects.published(agent).config["memorySettings"]
     changes = _describe(before, after, added, removed)
     if not changes:
         reply = "That is how the settings already are, so nothing changed." + unclear

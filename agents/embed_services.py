@@ -33,9 +33,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from .errors import AppError, NotFound
-from .models import Agent, Conversation, EndUser
+from .models import Agent, AgentVersion, Conversation, EndUser
 from .ports import ports
-from .services import agent_published_version, conversation_open, end_user_get_or_create, memory_decision
+from .services import conversation_open, end_user_get_or_create, memory_decision
 
 VISITOR_PREFIX = "visitor_"
 VISITOR_SALT = "agentnava.embed.visitor"
@@ -235,7 +235,7 @@ def embed_chat_start(*, agent: Agent, external_id: str, memory: bool, switch_on:
     no answer from this end user yet, no chat starts: the answer says to ask first (a yes or no,
     then a new start). A "no" already given starts a chat without memory."""
     end_user = end_user_get_or_create(agent=agent, external_id=external_id)
-    version = agent_published_version(agent)
+    version = AgentVersion.objects.published(agent)
     settings = version.config["memorySettings"]
     if not (settings["on"] and agent.team.has_memory and settings["showSwitch"]):
         switch_on = True

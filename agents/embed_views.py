@@ -27,9 +27,9 @@ from . import embed_services as embed
 from .api_errors import error_body
 from .chat import conversation_send, validate_message_text
 from .errors import AppError, NotFound
-from .models import Agent, Conversation, Message
+from .models import Agent, AgentVersion, Conversation, Message
 from .ports import ports
-from .services import agent_published_version, end_user_get_or_create
+from .services import end_user_get_or_create
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ def _count_identity_request(request, agent: Agent, identity: embed.Identity) -> 
 def agent_public(agent: Agent) -> dict:
     """What any chat surface shows about an agent's memory: the notice (R27), its line, the switch
     and ask-first settings. `available` is false when memory is off or the plan has none."""
-    settings = agent_published_version(agent).config["memorySettings"]
+    settings = AgentVersion.objects.published(agent).config["memorySettings"]
     available = settings["on"] and agent.team.has_memory
     notice = ""
     if available:

@@ -121,8 +121,20 @@ class Agent(models.Model):
         return self.name
 
 
+class AgentVersionQuerySet(models.QuerySet):
+    def published(self, agent) -> "AgentVersion | None":
+        """The agent's published version: its newest (R2). Every read of "the published version" is this one."""
+        return self.newest_of(agent).first()
+
+    def newest_of(self, agent) -> "AgentVersionQuerySet":
+        """The published version as a one-row queryset; `agent` may be an `OuterRef`, for a subquery."""
+        return self.filter(agent=agent).order_by("-number")[:1]
+
+
 class AgentVersion(models.Model):
     """One published, numbered, immutable configuration of an agent (R2)."""
+
+    objects = AgentVersionQuerySet.as_manager()
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()

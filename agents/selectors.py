@@ -43,7 +43,7 @@ def agent_for_team(team: Team, public_id: str) -> Agent:
 
 def agent_state(agent: Agent) -> dict:
     """The published version, the draft (if any) and what the draft changes."""
-    published = agent.versions.order_by("-number").first()
+    published = AgentVersion.objects.published(agent)
     draft = AgentDraft.objects.filter(agent=agent).first()
     working = draft.config if draft else published.config
     return {

@@ -161,13 +161,9 @@ def agent_create(*, team: Team, name: str, config: dict | None = None, user=None
     return agent
 
 
-def agent_published_version(agent: Agent) -> AgentVersion:
-    return agent.versions.order_by("-number").first()
-
-
 def agent_draft_config(agent: Agent) -> dict:
     draft = AgentDraft.objects.filter(agent=agent).first()
-    return draft.config if draft else agent_published_version(agent).config
+    return draft.config if draft else AgentVersion.objects.published(agent).config
 
 
 @transaction.atomic
@@ -177,7 +173,7 @@ def agent_draft_update(*, agent: Agent, changes: dict, user=None) -> AgentDraft 
     Nothing is published. When the result equals the published version the draft is
     dropped (returns None). Refused changes raise and leave the draft as it was."""
     Agent.objects.select_for_update().filter(pk=agent.pk).first()
-    published = agent_published_version(agent)
+    published = AgentVersion.objects.published(agent)
     draft = AgentDraft.objects.filter(agent=agent).first()
     base = draft.config if draft else published.config
     new = _validated(agent, agent_config.merge_changes(base, changes))
@@ -200,7 +196,7 @@ def agent_draft_discard(*, agent: Agent) -> None:
 @transaction.atomic
 def _publish(*, agent: Agent, config: dict, user, source: str) -> AgentVersion:
     Agent.objects.select_for_update().filter(pk=agent.pk).first()
-    previous = agent_published_version(agent)
+    previous = AgentVersion.objects.published(agent)
     now = timezone.now()
     version = AgentVersion.objects.create(
         agent=agent,
@@ -228,7 +224,7 @@ def agent_update(*, agent: Agent, changes: dict, user=None, source: str = "api")
     """Apply `changes` to the published configuration and publish at once (the API, R2).
     An open web draft was based on the older version, so publishing supersedes it: it is
     discarded rather than left to undo this change on its next Publish. No change, no version."""
-    published = agent_published_version(agent)
+    published = AgentVersion.objects.published(agent)
     new = _validated(agent, agent_config.merge_changes(published.config, changes))
     if new == published.config:
         return published
@@ -240,7 +236,7 @@ def agent_version_restore(*, agent: Agent, number: int, user=None) -> AgentDraft
     version = AgentVersion.objects.filter(agent=agent, number=number).first()
     if version is None:
         raise AppError("version_not_found", f"Version {number} does not exist.", status=404)
-    published = agent_published_version(agent)
+    published = AgentVersion.objects.published(agent)
     AgentDraft.objects.filter(agent=agent).delete()
     return agent_draft_update(
         agent=agent, changes=agent_config.merge_changes(published.config, version.config), user=user
@@ -317,7 +313,7 @@ def conversation_start(
         raise AppError("invalid_project", "project must be an id of at most 100 characters.", field="project")
     now = now or timezone.now()
     end_user = end_user_get_or_create(agent=agent, external_id=external_id)
-    version = agent_published_version(agent)
+    version = AgentVersion.objects.published(agent)
     decision = memory_decision(
         agent=agent,
         end_user=end_user,

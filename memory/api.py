@@ -29,9 +29,9 @@ from agents.services import MAX_END_USER_ID_CHARS
 from . import policy, services
 from .models import MemoryRun
 from .selectors import (
-    api_memory_cursor,
-    api_memory_page,
     api_memory_read,
+    memories_page,
+    memories_page_cursor,
     memory_cursor_decode,
 )
 
@@ -139,10 +139,10 @@ class MemoryListApi(TeamApi):
         agent = self.agent(agent_id)
         query = self.QueryIn.from_request(request)
         after_key = decode_cursor(query["cursor"]) if "cursor" in query else None
-        page, more = api_memory_page(agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key)
+        page, more = memories_page(agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key)
         next_page = None
         if more:
-            next_page = {"before": DATETIME.to_representation(page[-1]["updatedAt"]), "cursor": api_memory_cursor(page[-1])}
+            next_page = {"before": DATETIME.to_representation(page[-1]["updatedAt"]), "cursor": memories_page_cursor(page[-1])}
         return Response({"memories": [api_output(read) for read in page], "next": next_page})
 
 

@@ -32,6 +32,7 @@ from agents.models import Conversation
 from . import policy
 from .commit import memory_commit, memory_locked
 from .models import Memory, MemoryRun
+from .selectors import memory_of
 from .note import note_lines, render_note
 from .services import memory_stop
 from .text import surface
@@ -316,7 +317,7 @@ def end_user_request(conversation: Conversation, text: str, now: datetime | None
     if request is None:
         return None
     now = now or timezone.now()
-    memory = Memory.objects.filter(end_user=conversation.end_user).first()
+    memory = memory_of(conversation.end_user)
     if request.kind == "stop":
         return _stop(conversation, memory, request.lang, now)
     if request.kind == "show":
@@ -326,6 +327,6 @@ def end_user_request(conversation: Conversation, text: str, now: datetime | None
 
 def end_user_memory_state(end_user) -> dict:
     """What the website chat shows an end user about their own memory: stopped or not."""
-    memory = Memory.objects.filter(end_user=end_user).only("stopped_at").first()
+    memory = memory_of(end_user)
     stopped_at = memory.stopped_at if memory else None
     return {"stopped": stopped_at is not None, "stoppedAt": stopped_at.isoformat() if stopped_at else None}

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from agents import services as agent_services
-from agents.models import Plan, Team
+from agents.models import AgentVersion, Plan, Team
 
 from .models import Memory
 from .services import memory_sweep
@@ -68,7 +68,7 @@ def load_cases(path) -> list[dict]:
 
 
 def _replay(agent, case: dict) -> list[str]:
-    quiet = agent.versions.first().config["memorySettings"]["quietMinutes"]
+    quiet = AgentVersion.objects.published(agent).config["memorySettings"]["quietMinutes"]
     for chat in case["chats"]:
         at = datetime.fromisoformat(chat["at"])
         conversation = agent_services.conversation_start(agent=agent, external_id="eval_user", source="eval", now=at)

@@ -30,7 +30,7 @@ from agents.models import Plan, Team
 
 from . import policy
 from .evaluation import jsonl_cases
-from .models import Memory
+from .selectors import memory_of
 from .services import memory_set
 from .writer import run_quiet_window
 
@@ -94,7 +94,7 @@ def _through_writer(agent, case: dict, external_id: str) -> bool:
         agent_services.action_run_record(conversation=conversation, name=action["name"], status=action["status"], now=last)
     operations = case.get("ops") or [{"op": "add", "text": case["text"]}]
     run_quiet_window(end_user_id=conversation.end_user_id, now=last + timedelta(hours=1), engine=ScriptedEngine(operations))
-    memory = Memory.objects.filter(end_user_id=conversation.end_user_id).first()
+    memory = memory_of(conversation.end_user_id)
     text = " ".join(case["text"].split())
     return bool(memory) and text in memory.lines
 

@@ -5,6 +5,7 @@ import functools
 from agents.models import Conversation
 
 from .models import Memory
+from .selectors import memory_of
 from .policy import line_refusal
 
 NOTE_PREAMBLE = (
@@ -42,7 +43,7 @@ def memory_at_start(end_user) -> Memory | None:
     and leaves it on this end user instance for the note, which takes it (so nothing later in the
     request can see a stale copy)."""
     if not hasattr(end_user, "_memory_at_start"):
-        end_user._memory_at_start = Memory.objects.filter(end_user=end_user).first()
+        end_user._memory_at_start = memory_of(end_user)
     return end_user._memory_at_start
 
 

@@ -1,10 +1,11 @@
-"""Reads about the people an agent remembers: the remembered end users (keyset-paged, never
-OFFSET), runs per day for the activity chart, one person's memory facts, what erasing them removes,
-a conversation's transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
+"""Reads about the people an agent talks to, for the Memory tab and one person's page: the People
+list (everyone who chatted or is remembered, filtered, keyset-paged by id, never OFFSET), runs per day
+for the activity chart, one person's memory facts, what erasing them removes, a conversation's
+transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -14,55 +15,104 @@ from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 from consent.models import Consent
 
 from . import policy
-from .models import Memory, MemoryRun
-from .selectors import memories_after, memories_present, memory_cursor, memory_cursor_decode
+from .models import ApplyJob, Memory, MemoryRun
+from .selectors import memory_of
+
+CHART_DAYS = 30
+
+# --- The People list: every end user who chatted with the agent or is remembered, not only those
+# with lines, so that someone whose memory was emptied can still be found, opened and erased.
 
 PAGE_SIZE = 50
-CHART_DAYS = 30
 MAX_SEARCH_CHARS = 200
 
-
-# --- Remembered end users --------------------------------------------------------------------
-
-
-def remembered_queryset(agent: Agent):
-    """Who is remembered: a memory with lines, or one they asked to stop (empty, but kept as a record)."""
-    return memories_present(agent)
+# The filters the list offers: (value in the address, words on the page).
+FILTERS = (
+    ("", "Everyone"),
+    ("remembered", "Remembered"),
+    ("stopped", "Stopped"),
+    ("consent_yes", "Consent given"),
+    ("consent_no", "Said no"),
+    ("apply", "Changed by the last Apply"),
+)
+_FILTER_Q = {
+    "": Q(),
+    "remembered": Q(has_lines=True),
+    "stopped": Q(memory__stopped_at__isnull=False),
+    "consent_yes": Q(consent__agreed_at__isnull=False),
+    "consent_no": Q(consent__declined_at__isnull=False),
+    "apply": Q(),  # see changed_by_last_apply
+}
 
 
 @dataclass
-class MemoryPage:
-    rows: list[Memory]
-    next_cursor: str | None
+class PeoplePage:
+    rows: list[EndUser]
     total: int
+    first: int  # 1-based position of the first row shown
+    last: int
+    next_cursor: str | None
     query: str
+    show: str
 
 
-def remembered_page(agent: Agent, *, query: str = "", after: str = "", limit: int = PAGE_SIZE) -> MemoryPage:
-    """Newest change first, `limit` at a time. The page after a row is found by (updated_at, id)
-    below that row's, on the (agent, -updated_at, -id) index: no OFFSET, stable under inserts."""
+def people_queryset(agent: Agent) -> QuerySet[EndUser]:
+    chats = Conversation.objects.filter(end_user=OuterRef("pk"))
+    memory = Memory.objects.filter(end_user=OuterRef("pk"))
+    return (
+        EndUser.objects.filter(agent=agent)
+        .annotate(
+            has_chats=Exists(chats),
+            has_memory=Exists(memory.filter(~Q(text="") | Q(stopped_at__isnull=False))),
+            has_lines=Exists(memory.filter(~Q(text=""))),
+        )
+        .filter(Q(has_chats=True) | Q(has_memory=True))
+    )
+
+
+def changed_by_last_apply(agent: Agent) -> QuerySet[EndUser]:
+    """Those whose memory the agent's latest Apply changed (its audit rows: kind apply, succeeded,
+    a line replaced or removed, from its start on). Counts only: the removed words are kept nowhere."""
+    job = ApplyJob.objects.filter(agent=agent).order_by("-created_at", "-id").first()
+    if job is None:
+        return people_queryset(agent).none()
+    runs = MemoryRun.objects.filter(
+        memory__end_user=OuterRef("pk"), kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.SUCCEEDED,
+        started_at__gte=job.created_at,
+    ).filter(Q(replaced__gt=0) | Q(removed__gt=0))
+    return people_queryset(agent).filter(Exists(runs))
+
+
+def people_page(agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE) -> PeoplePage:
     query = (query or "").strip()
     if len(query) > MAX_SEARCH_CHARS:
         raise AppError("invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q")
-    rows = remembered_queryset(agent)
+    if show not in _FILTER_Q:
+        show = ""
+    rows = people_queryset(agent).filter(_FILTER_Q[show]) if show != "apply" else changed_by_last_apply(agent)
     if query:
-        rows = rows.filter(end_user__external_id__icontains=query)
+        rows = rows.filter(external_id__icontains=query)
     total = rows.count()
+    before = 0
     if after:
-        at, pk = memory_cursor_decode(after)
-        rows = memories_after(rows, at, pk)
-    page = list(
-        rows.select_related("end_user", "end_user__consent").order_by("-updated_at", "-id")[: limit + 1]
+        try:
+            after_id = int(after)
+        except ValueError:
+            raise AppError("invalid_cursor", "That page link is not valid. Start again from the newest.", field="after") from None
+        before = rows.filter(pk__gt=after_id).count()
+        rows = rows.filter(pk__lt=after_id)
+    page = list(rows.select_related("memory", "consent").order_by("-pk")[: limit + 1])
+    next_cursor = str(page[limit - 1].pk) if len(page) > limit else None
+    page = page[:limit]
+    return PeoplePage(
+        rows=page,
+        total=total,
+        first=before + 1 if page else 0,
+        last=before + len(page),
+        next_cursor=next_cursor,
+        query=query,
+        show=show,
     )
-    next_cursor = memory_cursor(page[limit - 1]) if len(page) > limit else None
-    return MemoryPage(rows=page[:limit], next_cursor=next_cursor, total=total, query=query)
-
-
-def consent_of(memory: Memory) -> Consent | None:
-    try:
-        return memory.end_user.consent
-    except Consent.DoesNotExist:
-        return None
 
 
 # --- The chart -------------------------------------------------------------------------------
@@ -159,7 +209,7 @@ def end_user_for_agent(agent: Agent, end_user_id: int) -> EndUser | None:
 
 def memory_facts(end_user: EndUser) -> dict:
     """Everything one memory's page shows beside the lines."""
-    memory = Memory.objects.filter(end_user=end_user).first()
+    memory = memory_of(end_user)
     conversations = list(
         Conversation.objects.filter(end_user=end_user)
         .annotate(message_count=Count("messages"))
@@ -185,7 +235,7 @@ def memory_facts(end_user: EndUser) -> dict:
 
 def erase_summary(end_user: EndUser) -> dict:
     """What erasing this end user removes, counted, for the confirmation."""
-    memory = Memory.objects.filter(end_user=end_user).first()
+    memory = memory_of(end_user)
     return {
         "lines": len(memory.lines) if memory else 0,
         "has_memory": memory is not None,

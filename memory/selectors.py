@@ -1,9 +1,10 @@
-"""Reads for memories: due work for the sweep, what a run reads, lists for the tab and the API."""
+"""Reads for memories: due work for the sweep, what a run reads, one end user's memory, the list of
+who is remembered (one keyset-paged read for the API and the tab) and the API's read of one memory."""
 import base64
 import binascii
 import functools
 import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from django.db.models import F, Min, Q, QuerySet
@@ -14,7 +15,7 @@ from agents.errors import AppError
 
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 
-from .models import Memory, MemoryRun
+from .models import Memory
 
 MAX_MESSAGES_PER_RUN = 200
 MAX_CONTEXT_REPLIES = 20
@@ -73,26 +74,19 @@ def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: date
     return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
 
 
-def memory_for_end_user(end_user: EndUser) -> Memory | None:
+def memory_of(end_user: EndUser | int) -> Memory | None:
+    """One end user's memory row (by instance or id), or None when none was ever written: the
+    one read of "their memory" for the note, the tab, their own commands and erase."""
     return Memory.objects.filter(end_user=end_user).first()
-
-
-def memory_runs(memory: Memory, limit: int = 20) -> QuerySet[MemoryRun]:
-    return memory.runs.select_related("actor").order_by("-started_at", "-id")[:limit]
 
 
 # --- Who is remembered: one definition and one keyset cursor for the tab and the API ---------
 
 
 def memories_present(agent) -> QuerySet[Memory]:
-    """A memory exists for readers while it has lines or records a stop; a deleted one is empty."""
+    """A memory exists for readers while it has lines or records a stop; a deleted one is empty
+    (`memories_page` states the same in SQL)."""
     return Memory.objects.filter(agent=agent).filter(~Q(text="") | Q(stopped_at__isnull=False))
-
-
-def memories_after(memories: QuerySet[Memory], at: datetime, pk: int) -> QuerySet[Memory]:
-    """Those strictly after (at, pk) in newest-change-first order: the keyset step, served by the
-    (agent, -updated_at, -id) index, never OFFSET."""
-    return memories.filter(updated_at__lte=at).filter(Q(updated_at__lt=at) | Q(id__lt=pk))
 
 
 def memory_cursor(memory: Memory) -> str:
@@ -104,7 +98,8 @@ def _encode_cursor(at: datetime, pk: int) -> str:
 
 
 def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
-    """(updated_at, id) from a cursor made by `memory_cursor`, or AppError `invalid_cursor`."""
+    """(updated_at, id) from a cursor made by `memory_cursor` or `memories_page_cursor`, or AppError
+    `invalid_cursor`."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         when, _, pk = raw.partition("|")
@@ -117,7 +112,8 @@ def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
 
 
 # --- The REST API's hot reads: one plain SQL statement each ----------------------------------
-# memory.get and a page of agent.memories() are the API's most frequent calls. Building the ORM
+# memory.get and a page of agent.memories() are the API's most frequent calls (the page is also
+# the Memory tab's list of who was remembered last). Building the ORM
 # query (three correlated subqueries) cost more than running it, so these two are written once as
 # SQL over the same tables and indexes; tests/memory/test_api.py proves they answer what the ORM
 # reads answered, and counts their queries.
@@ -197,9 +193,12 @@ def api_memory_read(*, team_id: int, agent_public_id: str, external_id: str) -> 
     return True, _api_read(row[1:])
 
 
-def api_memory_page(*, agent_id: int, limit: int, before: datetime | None, after_key: tuple[datetime, int] | None) -> tuple[list[dict], bool]:
-    """A page of present memories, newest change first, keyset on (updated_at, id) through the
-    (agent, -updated_at, -id) index, with each one's R21 fields: one statement."""
+def memories_page(
+    *, agent_id: int, limit: int, before: datetime | None = None, after_key: tuple[datetime, int] | None = None
+) -> tuple[list[dict], bool]:
+    """(a page of present memories, whether more follow): newest change first, keyset on
+    (updated_at, id) through the (agent, -updated_at, -id) index (never OFFSET), with each one's
+    R21 fields: one statement. The list for the API and the Memory tab."""
     from django.db import connection
 
     _, page = _read_sql()
@@ -219,6 +218,6 @@ def api_memory_page(*, agent_id: int, limit: int, before: datetime | None, after
     return rows[:limit], len(rows) > limit
 
 
-def api_memory_cursor(read: dict) -> str:
-    """`memory_cursor` of a read from `api_memory_page`."""
+def memories_page_cursor(read: dict) -> str:
+    """The cursor after a read from `memories_page`, for its `after_key` (via `memory_cursor_decode`)."""
     return _encode_cursor(*read["_key"])

@@ -6,11 +6,12 @@ from datetime import datetime, timedelta
 from django.db.models import F, Q
 from django.utils import timezone
 
-from agents.models import Agent, Conversation, EndUser
+from agents.models import Agent, AgentVersion, Conversation, EndUser
 
 from . import due, policy
 from .commit import memory_commit, memory_locked
 from .models import Memory, MemoryRun
+from .selectors import memory_of
 from .note import memory_at_start
 from .signals import end_user_erased
 from .writer import run_quiet_window
@@ -114,7 +115,7 @@ def end_user_erase(*, end_user: EndUser) -> dict[str, int]:
     """The memory and everything else on that agent about that end user: conversations,
     messages, action runs, consent, runs, the memory row itself with its horizon (R20).
     Cascades in one statement tree. Returns what it removed, counted per kind."""
-    memory = Memory.objects.filter(end_user=end_user).only("text").first()
+    memory = memory_of(end_user)
     lines = len(memory.lines) if memory else 0
     _, per_model = end_user.delete()
     names = {
@@ -164,7 +165,7 @@ def _expired(agent: Agent, now: datetime):
     )
     if agent.memory_off_since and agent.memory_off_since < now - timedelta(days=MEMORY_OFF_GRACE_DAYS):
         return memories.filter(holds_something)
-    config = agent.versions.order_by("-number").values_list("config", flat=True).first()
+    config = AgentVersion.objects.published(agent).config
     cutoff = now - timedelta(days=config["memorySettings"]["keepForDays"])
     last_seen = Q(end_user__last_chat_at__lt=cutoff) | Q(end_user__last_chat_at__isnull=True, updated_at__lt=cutoff)
     return memories.filter(holds_something).filter(last_seen)

@@ -21,8 +21,8 @@ from . import policy, services
 from .instructions import DEFAULT_INSTRUCTIONS, instruction_checks
 from .apply_preview import apply_preview
 from .models import Memory
-from .people import FILTERS, people_page
-from .people_selectors import remembered_page, runs_per_day
+from .people_selectors import FILTERS, people_page, runs_per_day
+from .selectors import memories_page, memory_of
 from .tab_words import default_lists
 from .views import _after_change, _end_user_or_404, _note_context
 
@@ -92,8 +92,8 @@ def memory_tab(request, public_id):
         defaults=default_lists(),
         try_sizes=(5, 10, 20),
     )
-    recent = remembered_page(agent, limit=10).rows
-    ctx["note_people"] = [m.end_user.external_id for m in recent]
+    recent, _more = memories_page(agent_id=agent.pk, limit=10)
+    ctx["note_people"] = [read["endUserId"] for read in recent]
     ctx.update(_note_context(agent, request.GET.get("note_for") or (ctx["note_people"][0] if recent else "")))
     job = memory_apply.apply_latest(agent)
     ctx["job"] = job
@@ -145,7 +145,7 @@ def line_add(request, public_id, end_user_id):
 
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
-    memory = Memory.objects.filter(end_user=end_user).first()
+    memory = memory_of(end_user)
     text = request.POST.get("text", "").strip()
     if not text:
         return _after_change(request, agent, end_user, error=policy.MemoryRefused("empty", "Write the line to add first."), adding="")

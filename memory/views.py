@@ -12,15 +12,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from agents import services as agent_services
 from agents.errors import AppError
-from agents.models import EndUser
+from agents.models import AgentVersion, EndUser
 from agents.selectors import agent_for_user, agent_state
 from agents.views import build_context
 
 from . import apply as memory_apply
 from . import policy, services, trial, trial_jobs
 from .models import Memory
+from .selectors import memory_of
 from .note import render_note, note_lines
 from .instructions import instruction_checks
 from .people_selectors import (
@@ -39,7 +39,7 @@ def _note_context(agent, external_id: str) -> dict:
     """The exact note a chat's agent would receive now for this end user (R17)."""
     external_id = (external_id or "").strip()[:200]
     end_user = EndUser.objects.filter(agent=agent, external_id=external_id).first() if external_id else None
-    memory = Memory.objects.filter(end_user=end_user).first() if end_user else None
+    memory = memory_of(end_user) if end_user else None
     return {
         "note_for": external_id,
         "note_end_user": end_user,
@@ -64,7 +64,7 @@ def instruction_check(request, public_id):
 def note_preview(request, public_id):
     agent = agent_for_user(request.user, public_id)
     ctx = {"agent": agent, **_note_context(agent, request.GET.get("note_for", ""))}
-    ctx["published_ms"] = agent_services.agent_published_version(agent).config["memorySettings"]
+    ctx["published_ms"] = AgentVersion.objects.published(agent).config["memorySettings"]
     if request.htmx:
         return render(request, "memory/_note.html", ctx)
     return redirect(f"{reverse('memory:tab', args=[public_id])}?note_for={ctx['note_for']}#note")

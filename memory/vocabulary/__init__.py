@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from memory.text import WORD_END, WORD_START, fold_word, plain, register_keywords
+from memory.text import fold_word, plain, register_keywords
 
 from .simple import first_prefixes, split_pattern
 
@@ -52,11 +52,6 @@ def word_alternation(words) -> str:
         body = re.escape(word.rstrip("*")).replace(r"\-", "[\\s\\-]?").replace(r"\ ", "[\\s\\-]+")
         parts.add(body + (r"\w*" if stem else ""))
     return "|".join(sorted(parts, key=len, reverse=True))
-
-
-def words_regex(words) -> re.Pattern | None:
-    alternation = word_alternation(words)
-    return re.compile(rf"{WORD_START}(?:{alternation}){WORD_END}") if alternation else None
 
 
 def _list_alternation(items) -> str:

@@ -66,7 +66,7 @@ def test_agent_update_publishes_a_new_version_at_once(api, agent):
     assert answer.status == 200
     assert answer.body["version"] == 2
     assert answer.body["memorySettings"]["instructions"] == "Keep which office they work from."
-    published = services.agent_published_version(agent)
+    published = AgentVersion.objects.published(agent)
     assert published.number == 2 and published.source == "api"
     assert published.config["memorySettings"]["instructions"] == "Keep which office they work from."
     # The same change again publishes nothing.
@@ -78,7 +78,7 @@ def test_agent_update_leaves_an_open_web_draft_alone(api, agent, user):
     services.agent_draft_update(agent=agent, changes={"guardrails": "No refunds."}, user=user)
     api.patch(f"/agents/{agent.public_id}", {"memorySettings": {"quietMinutes": 5}})
     assert agent.draft.config["guardrails"] == "No refunds."
-    assert services.agent_published_version(agent).config["guardrails"] == ""
+    assert AgentVersion.objects.published(agent).config["guardrails"] == ""
 
 
 @pytest.mark.parametrize(

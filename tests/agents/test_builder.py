@@ -9,7 +9,7 @@ from django.urls import reverse
 from agents import services
 from agents.builder import builder_message, edit_instructions
 from agents.engines import EngineError
-from agents.models import AgentDraft, Plan
+from agents.models import AgentDraft, AgentVersion, Plan
 from agents.offline_chat import builder_changes
 
 from ..conftest import make_team
@@ -32,7 +32,7 @@ def test_the_issue_sentence_changes_the_draft_and_waits_for_publish(agent, user)
     )
     assert draft.updated_by == user
     # Nothing published: the live version still has memory off.
-    assert services.agent_published_version(agent).config["memorySettings"]["on"] is False
+    assert AgentVersion.objects.published(agent).config["memorySettings"]["on"] is False
     assert agent.versions.count() == 2
 
 

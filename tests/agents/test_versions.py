@@ -20,7 +20,7 @@ def test_a_new_agent_has_version_1_with_every_memory_setting_at_its_default(team
 
 def test_draft_changes_wait_for_publish_which_makes_the_next_numbered_version(agent, user):
     services.agent_draft_update(agent=agent, changes={"memorySettings": {"quietMinutes": 5}}, user=user)
-    assert services.agent_published_version(agent).config["memorySettings"]["quietMinutes"] == 15
+    assert AgentVersion.objects.published(agent).config["memorySettings"]["quietMinutes"] == 15
     version = services.agent_publish(agent=agent, user=user)
     assert version.number == 2
     assert version.config["memorySettings"]["quietMinutes"] == 5
@@ -87,7 +87,7 @@ def test_restoring_an_old_version_makes_it_the_draft(agent, user):
     services.agent_version_restore(agent=agent, number=1, user=user)
     draft = AgentDraft.objects.get(agent=agent)
     assert draft.config["memorySettings"]["instructions"] == ""
-    assert services.agent_published_version(agent).number == 2
+    assert AgentVersion.objects.published(agent).number == 2
 
 
 def test_turning_memory_off_records_when(agent):

@@ -10,7 +10,7 @@ from agents.models import ActionRun, Conversation, EndUser, Message
 from consent.models import Consent
 from memory import services
 from memory.api import MemoryOut, api_output
-from memory.selectors import api_memory_page, api_memory_read
+from memory.selectors import api_memory_read, memories_page
 from memory.models import Memory, MemoryRun
 from memory.writer import run_quiet_window
 
@@ -364,7 +364,7 @@ def test_a_page_reads_in_one_query_whatever_its_length(agent, django_assert_num_
         for memory in Memory.objects.filter(agent=agent)[:count]:
             chat(agent, memory.end_user.external_id, ["Hello"])
         with django_assert_num_queries(1):
-            reads, more = api_memory_page(agent_id=agent.pk, limit=50, before=None, after_key=None)
+            reads, more = memories_page(agent_id=agent.pk, limit=50, before=None, after_key=None)
         assert len(reads) == count and not more and all(r["conversations"] == 1 for r in reads)
         assert all(r["agreedAt"] is None and r["lastChatAt"] for r in reads)
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from agents import chat
 from agents import services as agent_services
 from agents.engines import EngineError, EngineResult
-from agents.models import Conversation
+from agents.models import AgentVersion, Conversation
 from memory import apply, services, writer
 from memory.models import ApplyJob, Memory, MemoryRun
 from memory.end_user_commands import recognise
@@ -124,7 +124,7 @@ def test_try_never_replays_chats_from_before_a_delete_expiry_or_forget(agent, en
     sweep(later + timedelta(hours=1))
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=later + timedelta(hours=2))
     chat.conversation_send(conversation=conversation, text="forget that I prefer email", now=later + timedelta(hours=2, minutes=1))
-    config = agent_services.agent_published_version(agent).config
+    config = AgentVersion.objects.published(agent).config
     draft = {**config, "memorySettings": {**config["memorySettings"], "instructions": "Keep food allergies."}}
     person = trial.trial_run(agent=agent, config=draft, engine=Scripted(), now=later + timedelta(days=1)).people[0]
     assert FACTS["pune"] not in person.after and FACTS["email"] not in person.after

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from agents import chat
 from agents import services as agent_services
 from agents.engines import EngineResult
-from agents.models import Conversation, EndUser
+from agents.models import AgentVersion, Conversation, EndUser
 from memory import apply, policy, services, writer
 from memory.models import Memory
 from memory.note import note_lines, render_note
@@ -109,7 +109,7 @@ class World:
         self.now += timedelta(minutes=minutes)
 
     def published_opens(self) -> bool:
-        config = agent_services.agent_published_version(self.agent).config
+        config = AgentVersion.objects.published(self.agent).config
         return OPENS_ALLERGIES in config["memorySettings"]["instructions"]
 
     def end_user(self, u):

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents import services as agent_services
-from agents.models import AgentDraft, Plan
+from agents.models import AgentDraft, AgentVersion, Plan
 from consent.services import consent_set
 from memory import services
 from memory.instructions import DEFAULT_INSTRUCTIONS
@@ -40,7 +40,7 @@ def test_every_setting_goes_to_the_draft_and_the_draft_bar_says_what_changed(mem
         "on": True, "instructions": "Keep which office they work from.", "keepForDays": 30, "quietMinutes": 60,
         "showSwitch": False, "askFirst": True, "privacyUrl": "https://example.com/privacy",
     }
-    assert agent_services.agent_published_version(agent).config["memorySettings"]["quietMinutes"] == 15
+    assert AgentVersion.objects.published(agent).config["memorySettings"]["quietMinutes"] == 15
     bar = member_client.get(tab(agent)).content.decode().split('id="draft-bar"')[1].split("</div>")[0]
     for change in ("memory instructions changed", "keep for days 90 -&gt; 30", "quiet minutes 15 -&gt; 60", "show switch off", "ask first on", "privacy URL (none) -&gt; https://example.com/privacy"):
         assert change in bar

@@ -1,20 +1,15 @@
-"""Remembered end users on the Memory tab (R16): newest change first, keyset-paged (never OFFSET),
-searchable by end-user id, each row with its counts and states."""
+"""The People list of the Memory tab (R16): newest first, keyset-paged (never OFFSET), searchable by
+end-user id, each row with its counts and states. The remembered list's selector: test_selectors.py."""
 import re
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.models import Q
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from consent.services import consent_set
 from memory import services
 from memory.models import Memory
-from memory.selectors import memory_cursor_decode as decode_cursor
-from memory.people_selectors import remembered_page, remembered_queryset
 
 from .seed import remembered
 
@@ -47,39 +42,6 @@ def test_newest_change_first_in_pages_of_50_with_a_cursor(member_client, agent, 
     assert second == [f"u_{i:03}" for i in range(69, 19, -1)]
 
 
-def test_pages_do_not_shift_when_someone_changes_meanwhile(agent, many):
-    first = remembered_page(agent)
-    remembered(agent, "u_new", "Speaks Hindi.")  # newest change, lands on page one
-    second = remembered_page(agent, after=first.next_cursor)
-    assert [m.end_user.external_id for m in second.rows][:2] == ["u_069", "u_068"]
-    third = remembered_page(agent, after=second.next_cursor)
-    assert [m.end_user.external_id for m in third.rows] == [f"u_{i:03}" for i in range(19, -1, -1)]
-    assert third.next_cursor is None
-
-
-def test_paging_never_uses_offset_and_walks_the_index(agent, many):
-    first = remembered_page(agent)
-    with CaptureQueriesContext(connection) as queries:
-        remembered_page(agent, after=first.next_cursor)
-    assert queries.captured_queries
-    assert not any("OFFSET" in q["sql"].upper() for q in queries.captured_queries)
-    if connection.vendor == "postgresql":
-        at, pk = decode_cursor(first.next_cursor)
-        rows = remembered_queryset(agent).filter(Q(updated_at__lt=at) | Q(updated_at=at, id__lt=pk)).order_by("-updated_at", "-id")[:51]
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE memory_memory")
-            cursor.execute("SET enable_seqscan = off")
-            cursor.execute("SET enable_bitmapscan = off")
-            cursor.execute("SET enable_sort = off")
-            sql, params = rows.query.sql_with_params()
-            cursor.execute("EXPLAIN " + sql, params)
-            plan = "\n".join(row[0] for row in cursor.fetchall())
-            cursor.execute("SET enable_seqscan = on")
-            cursor.execute("SET enable_bitmapscan = on")
-            cursor.execute("SET enable_sort = on")
-        assert "memory_agent_updated" in plan or "memory_updated_unique_per_agent" in plan
-
-
 def test_search_by_end_user_id(member_client, agent, many):
     page = member_client.get(tab(agent), {"q": "u_01"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
     assert ids_on(page) == [f"u_{i:03}" for i in range(19, 9, -1)]
@@ -108,11 +70,3 @@ def test_each_row_has_lines_updated_last_run_stopped_and_consent(member_client, 
     assert "u_ravi" in ravi and '<span class="pill bad">stopped</span>' in ravi and "<td>0</td>" in ravi
     assert "u_ananya" in ananya and "<td>3</td>" in ananya
     assert "+1 ~2 &minus;0" in ananya and "yes, 1 Nov 2026" in ananya
-
-
-def test_the_list_reads_consent_without_a_query_per_row(agent, many):
-    with CaptureQueriesContext(connection) as queries:
-        page = remembered_page(agent)
-        for memory in page.rows:
-            getattr(memory.end_user, "consent", None)
-    assert len(queries.captured_queries) <= 2
