@@ -134,8 +134,6 @@ class AgentVersionQuerySet(models.QuerySet):
 class AgentVersion(models.Model):
     """One published, numbered, immutable configuration of an agent (R2)."""
 
-    objects = AgentVersionQuerySet.as_manager()
-
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
     config = models.JSONField()
@@ -145,6 +143,8 @@ class AgentVersion(models.Model):
     )
     # "web", "api", "builder", "restore", "seed"
     source = models.CharField(max_length=20, default="web")
+
+    objects = AgentVersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-number"]

@@ -275,7 +275,7 @@ def line_edit(request, public_id, end_user_id, index):
     """GET: the inline form for one line. POST: correct it (the same guards as every path)."""
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
-    memory = Memory.objects.filter(end_user=end_user).first()
+    memory = memory_of(end_user)
     if request.method == "GET":
         lines = memory.lines if memory else []
         if not 1 <= index <= len(lines):
