@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 # The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine.
 DEMO_ENV := DEBUG=1
 
-.PHONY: run test test-fast lint prod-check test-fuzz test-repeat venv venv-dev clean
+.PHONY: run test test-fast lint messages prod-check test-fuzz test-repeat venv venv-dev clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	$(DEMO_ENV) $(PY) manage.py makemigrations --check --dry-run
+
+# The end user's replies in other languages: refresh memory/locale/*/django.po from the code, then
+# compile the .mo files (committed; needs GNU gettext: apt-get install gettext).
+messages: $(VENV)/.runtime
+	cd memory && $(DEMO_ENV) ../$(PY) ../manage.py makemessages -l es -l hi -l fr -l de -l pt --no-location
+	cd memory && $(DEMO_ENV) ../$(PY) ../manage.py compilemessages
 
 # The inner loop: everything but the browser and the real-cluster tests.
 test-fast: $(VENV)/.dev

@@ -12,8 +12,9 @@
 Stop and forget work whether or not memory is used for the conversation. Recognition is plain
 rules over the text, read from one data file per language (memory/request_phrases/<lang>.toml:
 English, Spanish and Hindi in Devanagari and romanised for every request, French, German and
-Portuguese for a stop; a new language is a new file): a message that only looks like one ("don't
-forget to email me the receipt", "I forgot my password") is left to the normal reply.
+Portuguese for a stop; a new language is a new file, and its replies a gettext catalogue in
+memory/locale/): a message that only looks like one ("don't forget to email me the receipt", "I
+forgot my password") is left to the normal reply.
 
 Fills the `agents.ports` port `end_user_request` in `MemoryConfig.ready`.
 """
@@ -25,7 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy as _
 
 from agents.models import Conversation
 
@@ -53,7 +55,7 @@ class EndUserRequest:
 
 # --- Recognising a request ------------------------------------------------------------------
 # The phrases are data: memory/request_phrases/<lang>.toml, one file per language (patterns,
-# politeness, stopwords, replies). This code only compiles and applies them.
+# politeness, stopwords). This code only compiles and applies them. The replies are below.
 
 PHRASES_DIR = Path(__file__).resolve().parent / "request_phrases"
 LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")  # the order patterns are tried in; other files follow
@@ -72,7 +74,6 @@ def _load_phrases() -> dict[str, dict]:
 
 
 PHRASES = _load_phrases()
-REPLIES = {lang: data.get("replies", {}) for lang, data in PHRASES.items()}
 
 
 def _expand(pattern: str, words: dict) -> str:
@@ -233,6 +234,28 @@ def lines_about(subject: str, lines: list[str]) -> list[str]:
 
 
 # --- Replies --------------------------------------------------------------------------------
+# In English here; the other languages are gettext catalogues, memory/locale/<lang>/LC_MESSAGES/
+# django.po (compiled .mo committed beside it). A reply is in the language of the phrase file the
+# request matched; a reply a language has no translation for is in English.
+
+REPLIES = {
+    "stopped": _("Done. I've forgotten what I remembered about you, and I won't remember anything more from our chats."),
+    "already_stopped": _("I've already stopped remembering you. I keep nothing from our chats."),
+    "removed": _("Done. I've removed this from what I remember about you: {lines}"),
+    "hidden": _("{count} line(s) I can't repeat here"),
+    "nothing_matched": _("I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either."),
+    "nothing_remembered": _("I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either."),
+    "show": _("Here is what I remember about you:\n{lines}\nSay \"forget ...\" to remove one of these, or \"stop remembering me\" and I will keep nothing."),
+    "show_empty": _("I don't remember anything about you yet."),
+    "show_stopped": _("I don't remember anything about you: you asked me to stop, so I keep nothing from our chats."),
+    "show_off": _("This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say \"forget ...\" to remove something, or \"stop remembering me\" and I will keep nothing."),
+}
+
+
+def _reply(key: str, lang: str, **values) -> str:
+    with translation.override(lang):
+        return str(REPLIES[key]).format(**values)
+
 
 def _quotable(line: str) -> bool:
     """A reply never quotes a line the policy would refuse (R7), even back to its owner."""
@@ -243,7 +266,7 @@ def _quoted(lines: list[str], lang: str) -> str:
     shown = [f'"{line}"' for line in lines if _quotable(line)]
     hidden = len(lines) - len(shown)
     if hidden:
-        shown.append(REPLIES[lang]["hidden"].format(count=hidden))
+        shown.append(_reply("hidden", lang, count=hidden))
     return "; ".join(shown)
 
 
@@ -252,10 +275,10 @@ def _quoted(lines: list[str], lang: str) -> str:
 
 def _stop(conversation: Conversation, memory: Memory | None, lang: str, now: datetime) -> str:
     if memory is not None and memory.stopped_at is not None:
-        return REPLIES[lang]["already_stopped"]
+        return _reply("already_stopped", lang)
     memory_stop(end_user=conversation.end_user, stop=True, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
     conversation.memory_note = ""  # the commit emptied their chats' notes: this one too
-    return REPLIES[lang]["stopped"]
+    return _reply("stopped", lang)
 
 
 MAX_FORGET_SUBJECTS = 20
@@ -280,7 +303,7 @@ def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) 
     lang = request.lang
     with memory_locked(conversation.end_user, now) as memory:
         if memory.stopped_at is not None:
-            return REPLIES[lang]["show_stopped"]
+            return _reply("show_stopped", lang)
         lines = memory.lines
         removed = lines_about(request.subject, lines)
         if not removed and not request.explicit:
@@ -291,23 +314,23 @@ def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) 
         memory_commit(memory, now=now, kind=MemoryRun.Kind.END_USER_REQUEST, lines=kept, forget=pending, audit=bool(removed))
     conversation.memory_note = render_note(note_lines(memory)) if conversation.uses_memory else ""
     if not removed:
-        return REPLIES[lang]["nothing_matched" if lines else "nothing_remembered"]
-    return REPLIES[lang]["removed"].format(lines=_quoted(removed, lang))
+        return _reply("nothing_matched" if lines else "nothing_remembered", lang)
+    return _reply("removed", lang, lines=_quoted(removed, lang))
 
 
 def _show(conversation: Conversation, memory: Memory | None, lang: str) -> str:
     if not conversation.uses_memory:
-        return REPLIES[lang]["show_off"]  # this chat uses nothing remembered: it does not list it either
+        return _reply("show_off", lang)  # this chat uses nothing remembered: it does not list it either
     if memory is not None and memory.stopped_at is not None:
-        return REPLIES[lang]["show_stopped"]
+        return _reply("show_stopped", lang)
     lines = memory.lines if memory else []
     if not lines:
-        return REPLIES[lang]["show_empty"]
+        return _reply("show_empty", lang)
     shown = note_lines(memory)  # exactly what a chat's agent may see
     listed = "\n".join(f"- {line}" for line in shown)
     if len(shown) < len(lines):
-        listed += "\n- (" + REPLIES[lang]["hidden"].format(count=len(lines) - len(shown)) + ")"
-    return REPLIES[lang]["show"].format(lines=listed)
+        listed += "\n- (" + _reply("hidden", lang, count=len(lines) - len(shown)) + ")"
+    return _reply("show", lang, lines=listed)
 
 
 def end_user_request(conversation: Conversation, text: str, now: datetime | None = None) -> str | None:

@@ -1,14 +1,17 @@
 """An end user's own requests in any chat (R22): "stop remembering me", "forget ...", "what do you
 remember about me?", answered before any model is asked, whether or not the chat uses memory."""
+import ast
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from agents import chat, services as agent_services
 from agents.models import Conversation, UsageDay
 from memory.models import Memory, MemoryRun
-from memory.end_user_commands import recognise
+from memory.end_user_commands import REPLIES, recognise
 from memory.services import memory_set, memory_sweep
 
 LINES = [
@@ -281,3 +284,50 @@ def test_ordinary_messages_are_not_requests(agent, text):
         turn = chat.conversation_send(conversation=conversation, text=text)
         assert not turn.handled_as_request
     assert lines_of(end_user) == LINES and request_runs(end_user) == []
+
+
+# --- The replies' catalogues (memory/locale/<lang>/LC_MESSAGES/django.po, compiled .mo beside it) ---
+
+LOCALE = Path(__file__).resolve().parents[2] / "memory" / "locale"
+
+
+def po_entries(path: Path) -> dict[str, str]:
+    """msgid -> msgstr of a .po file's translated entries (the header aside)."""
+    entries, key, current = {}, None, {}
+    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
+        if line.startswith(("msgid ", "msgstr ")):
+            key, _, rest = line.partition(" ")
+            current[key] = ast.literal_eval(rest)
+        elif line.startswith('"') and key:
+            current[key] += ast.literal_eval(line)
+        elif not line.strip() and current:
+            if current.get("msgid") and current.get("msgstr"):
+                entries[current["msgid"]] = current["msgstr"]
+            key, current = None, {}
+    return entries
+
+
+@pytest.mark.parametrize("lang", sorted(path.name for path in LOCALE.iterdir()))
+def test_each_catalogue_is_compiled_as_written(lang):
+    entries = po_entries(LOCALE / lang / "LC_MESSAGES" / "django.po")
+    assert entries
+    with translation.override(lang):
+        assert {msgid: gettext(msgid) for msgid in entries} == entries  # a .po edited but not compiled fails here
+
+
+def replies_in(lang: str) -> dict[str, str]:
+    with translation.override(lang):
+        return {key: str(reply) for key, reply in REPLIES.items()}
+
+
+@pytest.mark.parametrize("lang", ["es", "hi"])
+def test_spanish_and_hindi_have_every_reply(lang):
+    english, translated = replies_in("en"), replies_in(lang)
+    assert all(translated[key] != english[key] for key in REPLIES), translated
+    assert "{lines}" in translated["show"] and "{count}" in translated["hidden"]
+
+
+@pytest.mark.parametrize("lang", ["fr", "de", "pt"])
+def test_languages_that_only_stop_have_the_stop_replies(lang):
+    english, translated = replies_in("en"), replies_in(lang)
+    assert translated["stopped"] != english["stopped"] and translated["already_stopped"] != english["already_stopped"]
