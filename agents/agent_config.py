@@ -2,65 +2,38 @@
 
 The web form, the Builder and the API all call `validate_config`, so invalid settings
 (quietMinutes 7, keepForDays 0, a privacyUrl that is not http(s)) are refused everywhere
-with the same message.
+with the same message. The `memorySettings` part belongs to `memory` (`memory/memory_settings.py`),
+reached through the port `ports.memory_settings`; this module owns the rest (instructions,
+guardrails, actions) and the plan rule (R3).
 """
 import copy
 import re
-import unicodedata
-from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlparse
 
 from .errors import AppError, InvalidConfig
+from .ports import ports
 
-QUIET_MINUTES_CHOICES = (5, 15, 30, 60)
-KEEP_FOR_DAYS_MIN, KEEP_FOR_DAYS_MAX = 1, 3650
-MAX_INSTRUCTIONS_CHARS = 4000
 MAX_ACTIONS = 50
 ACTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-# Checks memory instructions must pass, filled by `memory` in its AppConfig.ready (agents imports no other
-# app): each takes the text and returns a refusal message, or None (the memory guards: no secrets).
-INSTRUCTION_GUARDS: list[Callable[[str], str | None]] = []
-
-DEFAULT_MEMORY_SETTINGS: dict[str, Any] = {
-    "on": False,
-    "instructions": "",
-    "keepForDays": 90,
-    "quietMinutes": 30,
-    "showSwitch": True,
-    "askFirst": False,
-    "privacyUrl": "",
-}
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "instructions": "You are a helpful support agent. Answer plainly and briefly.",
     "guardrails": "",
     "actions": [],
-    "memorySettings": DEFAULT_MEMORY_SETTINGS,
-}
-
-MEMORY_SETTINGS_LABELS = {
-    "on": "memory",
-    "instructions": "memory instructions",
-    "keepForDays": "keep for days",
-    "quietMinutes": "quiet minutes",
-    "showSwitch": "show switch",
-    "askFirst": "ask first",
-    "privacyUrl": "privacy URL",
 }
 
 
 def default_config() -> dict[str, Any]:
-    return copy.deepcopy(DEFAULT_CONFIG)
+    return {**copy.deepcopy(DEFAULT_CONFIG), "memorySettings": ports.memory_settings.default()}
 
 
-def _bool(value: Any, field: str) -> bool:
+def checked_bool(value: Any, field: str) -> bool:
     if not isinstance(value, bool):
         raise InvalidConfig(f"{field} must be true or false.", field=field)
     return value
 
 
-def _text(value: Any, field: str, limit: int) -> str:
+def checked_text(value: Any, field: str, limit: int) -> str:
     if not isinstance(value, str):
         raise InvalidConfig(f"{field} must be text.", field=field)
     value = value.strip()
@@ -69,58 +42,10 @@ def _text(value: Any, field: str, limit: int) -> str:
     return value
 
 
-def _int(value: Any, field: str) -> int:
+def checked_int(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidConfig(f"{field} must be a whole number.", field=field)
     return value
-
-
-def validate_memory_settings(settings: Any) -> dict[str, Any]:
-    """Return complete, normalised memory settings, or raise InvalidConfig naming the field."""
-    if not isinstance(settings, dict):
-        raise InvalidConfig("memorySettings must be an object.", field="memorySettings")
-    unknown = sorted(set(settings) - set(DEFAULT_MEMORY_SETTINGS))
-    if unknown:
-        raise InvalidConfig(
-            f"Unknown memory setting: {', '.join(unknown)}.", field=f"memorySettings.{unknown[0]}"
-        )
-    merged = {**DEFAULT_MEMORY_SETTINGS, **settings}
-    out: dict[str, Any] = {}
-    out["on"] = _bool(merged["on"], "memorySettings.on")
-    out["instructions"] = _text(merged["instructions"], "memorySettings.instructions", MAX_INSTRUCTIONS_CHARS)
-    for guard in INSTRUCTION_GUARDS:
-        refusal = guard(out["instructions"])
-        if refusal:
-            refused = InvalidConfig(refusal, field="memorySettings.instructions")
-            refused.plain = True  # already in plain words: the form and the Builder say it as it is
-            raise refused
-    keep = _int(merged["keepForDays"], "memorySettings.keepForDays")
-    if not KEEP_FOR_DAYS_MIN <= keep <= KEEP_FOR_DAYS_MAX:
-        raise InvalidConfig(
-            f"keepForDays must be between {KEEP_FOR_DAYS_MIN} and {KEEP_FOR_DAYS_MAX} days.",
-            field="memorySettings.keepForDays",
-        )
-    out["keepForDays"] = keep
-    quiet = _int(merged["quietMinutes"], "memorySettings.quietMinutes")
-    if quiet not in QUIET_MINUTES_CHOICES:
-        raise InvalidConfig(
-            "quietMinutes must be one of 5, 15, 30 or 60.", field="memorySettings.quietMinutes"
-        )
-    out["quietMinutes"] = quiet
-    out["showSwitch"] = _bool(merged["showSwitch"], "memorySettings.showSwitch")
-    out["askFirst"] = _bool(merged["askFirst"], "memorySettings.askFirst")
-    url = _text(merged["privacyUrl"], "memorySettings.privacyUrl", 500)
-    if url:
-        parsed = urlparse(url)
-        # No space, line break (U+2028/2029 included), control or invisible format character
-        # anywhere inside: the link is drawn on customers' pages and must be what it shows.
-        hidden = any(unicodedata.category(char) in ("Cc", "Cf", "Zs", "Zl", "Zp") for char in url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc or hidden:
-            raise InvalidConfig(
-                "privacyUrl must be an http:// or https:// address.", field="memorySettings.privacyUrl"
-            )
-    out["privacyUrl"] = url
-    return out
 
 
 def validate_actions(actions: Any) -> list[dict[str, str]]:
@@ -130,7 +55,7 @@ def validate_actions(actions: Any) -> list[dict[str, str]]:
     for i, action in enumerate(actions):
         if not isinstance(action, dict) or set(action) - {"name", "label"}:
             raise InvalidConfig("Each action has a name and a past-tense label.", field=f"actions[{i}]")
-        name = _text(action.get("name", ""), f"actions[{i}].name", 64)
+        name = checked_text(action.get("name", ""), f"actions[{i}].name", 64)
         if not ACTION_NAME_RE.match(name):
             raise InvalidConfig(
                 "An action name is lower-case letters, digits and underscores, e.g. renew_plan.",
@@ -139,7 +64,7 @@ def validate_actions(actions: Any) -> list[dict[str, str]]:
         if name in seen:
             raise InvalidConfig(f"The action {name} is listed twice.", field=f"actions[{i}].name")
         seen.add(name)
-        label = _text(action.get("label", ""), f"actions[{i}].label", 80) or name.replace("_", " ").capitalize()
+        label = checked_text(action.get("label", ""), f"actions[{i}].label", 80) or name.replace("_", " ").capitalize()
         out.append({"name": name, "label": label})
     return out
 
@@ -152,15 +77,15 @@ def validate_config(config: Any, *, plan_has_memory: bool) -> dict[str, Any]:
     """
     if not isinstance(config, dict):
         raise InvalidConfig("The configuration must be an object.")
-    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
+    unknown = sorted(set(config) - {*DEFAULT_CONFIG, "memorySettings"})
     if unknown:
         raise InvalidConfig(f"Unknown configuration field: {', '.join(unknown)}.", field=unknown[0])
     merged = {**default_config(), **config}
     out = {
-        "instructions": _text(merged["instructions"], "instructions", 8000),
-        "guardrails": _text(merged["guardrails"], "guardrails", 8000),
+        "instructions": checked_text(merged["instructions"], "instructions", 8000),
+        "guardrails": checked_text(merged["guardrails"], "guardrails", 8000),
         "actions": validate_actions(merged["actions"]),
-        "memorySettings": validate_memory_settings(merged["memorySettings"]),
+        "memorySettings": ports.memory_settings.validate(merged["memorySettings"]),
     }
     if out["memorySettings"]["on"] and not plan_has_memory:
         raise AppError(
@@ -187,20 +112,7 @@ def merge_changes(config: dict[str, Any], changes: dict[str, Any]) -> dict[str, 
 
 def describe_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Readable one-line descriptions of what differs, e.g. 'quiet minutes 30 -> 15'."""
-    changes: list[str] = []
-    old_ms, new_ms = old.get("memorySettings", {}), new.get("memorySettings", {})
-    for key, label in MEMORY_SETTINGS_LABELS.items():
-        a, b = old_ms.get(key), new_ms.get(key)
-        if a == b:
-            continue
-        if key == "on":
-            changes.append("memory on" if b else "memory off")
-        elif isinstance(b, bool):
-            changes.append(f"{label} {'on' if b else 'off'}")
-        elif key == "instructions":
-            changes.append("memory instructions changed")
-        else:
-            changes.append(f"{label} {a or '(none)'} -> {b or '(none)'}")
+    changes = ports.memory_settings.describe_changes(old.get("memorySettings", {}), new.get("memorySettings", {}))
     for key in ("instructions", "guardrails"):
         if old.get(key) != new.get(key):
             changes.append(f"agent {key} changed")

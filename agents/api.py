@@ -8,9 +8,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from .builder import MAX_MESSAGE_CHARS as BUILDER_MAX_CHARS, builder_message
-from . import agent_config
-from . import services
+from . import agent_config, services
 from .api_base import (
     NO_CONTENT,
     StrictBooleanField,
@@ -43,11 +41,13 @@ class ActionOut(serializers.Serializer):
     label = serializers.CharField()
 
 
+# The memorySettings fields are the agent resource's wire shape; their limits are memory's, read from
+# the port when this module loads (the routes load it after every app's ready() filled the ports).
 class MemorySettingsOut(serializers.Serializer):
     on = serializers.BooleanField(help_text="Memory is off until the team turns it on (R1).")
     instructions = serializers.CharField(help_text="What to keep or leave out, after the defaults; wins where they differ.")
     keepForDays = serializers.IntegerField(help_text="How long to keep a memory, from the end user's last chat.")
-    quietMinutes = serializers.ChoiceField(choices=agent_config.QUIET_MINUTES_CHOICES, help_text="How long a chat stays quiet before the memory is updated.")
+    quietMinutes = serializers.ChoiceField(choices=ports.memory_settings.QUIET_MINUTES_CHOICES, help_text="How long a chat stays quiet before the memory is updated.")
     showSwitch = serializers.BooleanField(help_text="End users see a switch that turns memory off for a chat.")
     askFirst = serializers.BooleanField(help_text="Our chat surfaces ask yes or no before memory is used.")
     privacyUrl = serializers.CharField(help_text="The privacy policy the notice links to; empty when none.")
@@ -102,14 +102,14 @@ def agent_answer(agent: Agent, version: AgentVersion) -> dict:
 class MemorySettingsIn(StrictSerializer):
     read_only_names = ("notice",)
     on = StrictBooleanField(required=False)
-    instructions = StrictCharField(required=False, allow_blank=True, max_length=agent_config.MAX_INSTRUCTIONS_CHARS)
+    instructions = StrictCharField(required=False, allow_blank=True, max_length=ports.memory_settings.MAX_INSTRUCTIONS_CHARS)
     keepForDays = StrictIntegerField(
-        required=False, min_value=agent_config.KEEP_FOR_DAYS_MIN, max_value=agent_config.KEEP_FOR_DAYS_MAX
+        required=False, min_value=ports.memory_settings.KEEP_FOR_DAYS_MIN, max_value=ports.memory_settings.KEEP_FOR_DAYS_MAX
     )
-    quietMinutes = StrictChoiceField(required=False, choices=agent_config.QUIET_MINUTES_CHOICES)
+    quietMinutes = StrictChoiceField(required=False, choices=ports.memory_settings.QUIET_MINUTES_CHOICES)
     showSwitch = StrictBooleanField(required=False)
     askFirst = StrictBooleanField(required=False)
-    privacyUrl = StrictCharField(required=False, allow_blank=True, max_length=500, help_text="An http(s) address, or empty.")
+    privacyUrl = StrictCharField(required=False, allow_blank=True, max_length=ports.memory_settings.MAX_PRIVACY_URL_CHARS, help_text="An http(s) address, or empty.")
 
 
 class ActionIn(StrictSerializer):
@@ -384,7 +384,7 @@ class EventRecordApi(TeamApi):
 
 class BuilderApi(TeamApi):
     class MessageIn(StrictSerializer):
-        message = StrictCharField(max_length=BUILDER_MAX_CHARS, help_text="The change, in plain words.")
+        message = StrictCharField(max_length=ports.builder.MAX_MESSAGE_CHARS, help_text="The change, in plain words.")
 
     class BuilderOut(serializers.Serializer):
         reply = serializers.CharField()
@@ -411,7 +411,7 @@ class BuilderApi(TeamApi):
     def post(self, request, agent_id):
         agent = self.agent(agent_id)
         data = parse_body(self.MessageIn, request)
-        result = builder_message(agent=agent, message=data["message"], user=None)
+        result = ports.builder.builder_message(agent=agent, message=data["message"], user=None)
         return Response(self.BuilderOut(result).data, status=status.HTTP_201_CREATED)
 
 

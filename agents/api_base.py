@@ -1,13 +1,15 @@
 """What every API class shares: strict input fields, unknown fields refused, the team's scope,
 and the documented error answers. The endpoint classes live in `agents/api.py`,
 `memory/api.py` and `consent/api.py`; the routes in `agentnava_site/api_urls.py`."""
+import functools
+
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from .api_errors import ERROR_CODES
-from .errors import AppError
 from . import services
+from .api_errors import error_codes
+from .errors import AppError
 from .models import Agent, Conversation, EndUser
 
 # --- Strict input fields ------------------------------------------------------------------
@@ -151,22 +153,27 @@ def usable_id(value: str, max_length: int) -> bool:
 
 # --- Documentation of errors -------------------------------------------------------------
 
-ERROR_SCHEMA = inline_serializer(
-    name="Error",
-    fields={
-        "error": inline_serializer(
-            name="ErrorBody",
-            fields={
-                "code": serializers.ChoiceField(
-                    choices=[(code, f"{status}: {text}") for code, (status, text) in ERROR_CODES.items()],
-                    help_text="What went wrong, for code.",
-                ),
-                "message": serializers.CharField(help_text="What went wrong, for a person."),
-                "field": serializers.CharField(required=False, help_text="The field it is about, when there is one."),
-            },
-        )
-    },
-)
+@functools.cache
+def error_schema():
+    """The error body's schema, built on first use: after every app has added its codes in its
+    `ready()` (the API classes are defined when the routes load, which is after)."""
+    return inline_serializer(
+        name="Error",
+        fields={
+            "error": inline_serializer(
+                name="ErrorBody",
+                fields={
+                    "code": serializers.ChoiceField(
+                        choices=[(code, f"{status}: {text}") for code, (status, text) in error_codes().items()],
+                        help_text="What went wrong, for code.",
+                    ),
+                    "message": serializers.CharField(help_text="What went wrong, for a person."),
+                    "field": serializers.CharField(required=False, help_text="The field it is about, when there is one."),
+                },
+            )
+        },
+    )
+
 
 # Any call can answer these; `invalid_request` because an unknown query parameter is refused on every path.
 COMMON_ERRORS = ("invalid_request", "not_authenticated", "invalid_api_key", "rate_limited", "not_acceptable")
@@ -176,21 +183,22 @@ BODY_ERRORS = ("invalid_request", "invalid_json", "unsupported_media_type", "req
 def errors(*codes: str, body: bool = False) -> dict:
     """`responses` entries for these error codes (plus the ones every call can answer), grouped by
     status, each listing its codes and when they happen."""
+    codes_known = error_codes()
     by_status: dict[int, list[str]] = {}
     for code in (*codes, *(BODY_ERRORS if body else ()), *COMMON_ERRORS):
-        status = ERROR_CODES[code][0]
+        status = codes_known[code][0]
         if code not in by_status.setdefault(status, []):
             by_status[status].append(code)
     out = {}
     for status, status_codes in sorted(by_status.items()):
-        description = "; ".join(f"`{code}`: {ERROR_CODES[code][1]}" for code in status_codes)
+        description = "; ".join(f"`{code}`: {codes_known[code][1]}" for code in status_codes)
         out[status] = OpenApiResponse(
-            response=ERROR_SCHEMA,
+            response=error_schema(),
             description=description,
             examples=[
                 OpenApiExample(
                     code,
-                    value={"error": {"code": code, "message": ERROR_CODES[code][1]}},
+                    value={"error": {"code": code, "message": codes_known[code][1]}},
                     response_only=True,
                     status_codes=[str(status)],
                 )
@@ -205,7 +213,7 @@ NO_CONTENT = OpenApiResponse(description="Done; no body.")
 
 def api_description() -> str:
     """The schema's introduction: how to call the API, and every error code it answers."""
-    rows = "\n".join(f"| `{code}` | {status} | {text} |" for code, (status, text) in ERROR_CODES.items())
+    rows = "\n".join(f"| `{code}` | {status} | {text} |" for code, (status, text) in error_codes().items())
     return (
         "Per-end-user memory for customer-facing AI agents: the REST API behind the JavaScript client "
         "(`/static/sdk/agentnava.js`).\n\n"

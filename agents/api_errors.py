@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import AppError
+from .ports import ports
 
 DRF_CODES = {
     exceptions.NotAuthenticated: "not_authenticated",
@@ -20,8 +21,9 @@ DRF_CODES = {
 }
 
 
-# Every error code the API answers, with its status and when: the one list the OpenAPI schema
-# documents (agents.api_base.errors) and the tests check against.
+# The error codes of this app's API, with their status and when. The apps above add their own
+# through the port `ports.error_codes`; `error_codes()` is the one list the OpenAPI schema documents
+# (agents.api_base.errors) and the tests check against.
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "invalid_request": (400, "A field or query parameter is missing, has the wrong type or size, or is unknown; `field` names it."),
     "invalid_json": (400, "The body is not valid JSON."),
@@ -29,20 +31,16 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "invalid_end_user_id": (400, "endUserId must be 1 to 200 characters."),
     "invalid_message": (400, "A message needs some text."),
     "invalid_webhook": (400, "The webhook endpoint is refused: its url must be https (and public), its events known; a team has at most 20."),
-    "memory_refused": (400, "The memory text holds a password, key, card or government id number, a line over 300 characters, or more than 30 lines; nothing changed."),
     "not_authenticated": (401, "No API key was sent: use Authorization: Bearer <key>."),
     "invalid_api_key": (401, "The API key is not valid or has been revoked."),
     "plan_required": (403, "Memory comes with the Team plan and up."),
     "agent_not_found": (404, "No agent with this id for this key's team (another team's agent answers the same)."),
     "conversation_not_found": (404, "No conversation with this id for this key's team."),
     "end_user_not_found": (404, "No end user with this endUserId on this agent (for the team-wide erase: on any agent of this key's team)."),
-    "job_not_found": (404, "No Try or Apply job with this id on this agent."),
     "webhook_not_found": (404, "No webhook endpoint with this id for this key's team."),
     "not_found": (404, "No such path."),
     "method_not_allowed": (405, "This path does not take this method."),
     "not_acceptable": (406, "The API answers JSON only."),
-    "job_running": (409, "A Try (or an Apply) is already running for this agent: wait for it, or cancel it."),
-    "memory_stopped": (409, "This end user asked to stop being remembered; resume with stop(false) before setting a memory."),
     "message_too_long": (413, "A message is at most 4000 characters."),
     "request_too_large": (413, "The request body is over 1 MB; nothing was read."),
     "unsupported_media_type": (415, "Send the body as application/json."),
@@ -54,6 +52,11 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "model_unreachable": (502, "The model server could not be reached; nothing was recorded."),
     "model_refused": (502, "The model refused to answer; nothing was recorded."),
 }
+
+
+def error_codes() -> dict[str, tuple[int, str]]:
+    """Every error code the API answers, by status: this app's and those the apps above add."""
+    return dict(sorted({**ERROR_CODES, **ports.error_codes}.items(), key=lambda item: item[1][0]))
 
 
 def _first_field_error(detail, prefix=""):

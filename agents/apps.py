@@ -10,4 +10,3 @@ class AgentsConfig(AppConfig):
         from .ports import add_offline_handler
 
         add_offline_handler("chat_reply", offline_chat.chat_reply)
-        add_offline_handler("builder_changes", offline_chat.builder_changes)

@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from .engines import get_engine
 from .errors import AppError
-from .ports import ports
 from .models import Conversation, Message
+from .ports import ports
 from .services import message_record, usage_count_reply
 
 MAX_MESSAGE_CHARS = 4000

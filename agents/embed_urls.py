@@ -1,4 +1,4 @@
-"""The website chat: the script, its public JSON endpoints, and the demo page."""
+"""The website chat: the script and its public JSON endpoints."""
 from django.urls import path, re_path
 
 from . import embed_views
@@ -15,5 +15,4 @@ urlpatterns = [
     path("embed/v1/conversations/<str:conversation_id>/switch", embed_views.memory_switch, name="switch"),
     # Any other path under /embed/ answers in the embed's JSON shape, CORS-open (not an HTML page).
     re_path(r"^embed/(?P<rest>[\s\S]*)\Z", embed_views.not_found),
-    path("demo/chat/", embed_views.demo_chat, name="demo_chat"),
 ]

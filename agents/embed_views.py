@@ -1,4 +1,4 @@
-"""The website chat's public endpoints, used by /embed/v1.js from any site (R24-R27), and the demo page.
+"""The website chat's public endpoints, used by /embed/v1.js from any site (R24-R27).
 
 Thin views: each parses JSON, finds who is asking (a signed visitor id, a site user's id and
 hash, or a conversation token), counts the request against the rate limits, then calls one
@@ -17,10 +17,8 @@ import json
 import logging
 from functools import wraps
 
-from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
-from django.shortcuts import render
 from django.views.decorators.csrf import csrf_exempt
 
 from . import embed_services as embed
@@ -37,8 +35,6 @@ MAX_BODY_BYTES = 16 * 1024
 TRANSCRIPT_MESSAGES = 50
 ASK_FIRST_QUESTION = "Can this assistant remember details from our chats to help next time?"
 CONSENT_SOURCES = ("chat_prompt", "site_step")
-DEMO_TEAM_SLUG, DEMO_AGENT_NAME = "demo", "Support"
-DEMO_SIGNED_IN_USERS = ("u_ananya", "u_ravi", "u_meera")  # the seeded end users the demo may act as
 
 OFF_LINES = {
     Conversation.MemoryOff.REQUESTED: "Memory is off for this chat.",
@@ -337,31 +333,3 @@ def not_found(request, rest=""):
     if request.method == "OPTIONS":
         return _cors(HttpResponse(status=204))
     return _cors(_error(NotFound("not_found", "No such path.")))
-
-
-# --- The demo page --------------------------------------------------------------------------
-
-
-def demo_chat(request):
-    """/demo/chat/: a pretend customer site embedding the demo agent, as a site owner would.
-    `?memory=off` shows the site's own consent step; `?user=u_ananya` a signed-in user.
-    Only where a demo is meant: DEBUG or DEMO=1; otherwise it does not exist (404)."""
-    if not (settings.DEBUG or getattr(settings, "DEMO", False)):
-        raise Http404("No demo here.")
-    agent = Agent.objects.filter(team__slug=DEMO_TEAM_SLUG, name=DEMO_AGENT_NAME).first()
-    if agent is None:
-        return render(request, "demo/chat.html", {"missing": True}, status=404)
-    signed_in = request.GET.get("user", "")
-    if signed_in not in DEMO_SIGNED_IN_USERS:
-        signed_in = ""
-    return render(
-        request,
-        "demo/chat.html",
-        {
-            "agent": agent,
-            "site_step": request.GET.get("memory") == "off",
-            "signed_in": signed_in,
-            "signed_in_hash": embed.end_user_hash(agent, signed_in) if signed_in else "",
-            "signed_in_users": DEMO_SIGNED_IN_USERS,
-        },
-    )

@@ -51,6 +51,13 @@ class EndUserRequest(Protocol):
     def __call__(self, conversation: Conversation, text: str, now: datetime | None = None) -> str | None: ...
 
 
+class NoteRead(Protocol):
+    """The lines of the memory note inside a system prompt, each with whether it is firm (not a
+    thing said only once): how the offline chat engine reads the note `memory` wrote."""
+
+    def __call__(self, system: str) -> list[tuple[str, bool]]: ...
+
+
 class OfflineHandler(Protocol):
     """The offline engine's rules for one task: the payload a model would get -> its answer."""
 
@@ -84,6 +91,50 @@ class NoticeText(Protocol):
     def __call__(self, settings: dict, *, agent_name: str = ...) -> str: ...
 
 
+class CategoryTopics(Protocol):
+    """Which consent topics ("sensitive", "emotion") a set of opened memory categories touches:
+    `memory` owns the categories, `consent` the guidance that names the topics (R28)."""
+
+    def __call__(self, opened: frozenset[str]) -> frozenset[str]: ...
+
+
+# --- The agent's configuration and the Build screen --------------------------------------------
+
+
+class MemorySettingsSchema(Protocol):
+    """The `memorySettings` part of an agent's configuration, owned by `memory`: its limits, its
+    defaults, its validation (one validator for the form, the Builder and the API) and how a change
+    reads. Validated settings always hold `on`, `showSwitch`, `askFirst` and `privacyUrl`, the
+    keys the chat surfaces of this app read."""
+
+    QUIET_MINUTES_CHOICES: tuple[int, ...]
+    KEEP_FOR_DAYS_MIN: int
+    KEEP_FOR_DAYS_MAX: int
+    MAX_INSTRUCTIONS_CHARS: int
+    MAX_PRIVACY_URL_CHARS: int
+
+    def default(self) -> dict[str, Any]: ...
+
+    def validate(self, settings: Any) -> dict[str, Any]: ...
+
+    def describe_changes(self, old: dict[str, Any], new: dict[str, Any]) -> list[str]: ...
+
+
+class PublishWarnings(Protocol):
+    """What publishing this configuration would put live that deserves a second look (R13, R28)."""
+
+    def __call__(self, config: dict) -> list[str]: ...
+
+
+class Builder(Protocol):
+    """The Builder (R1, R2): a team member's plain words become a change to the draft's memory
+    settings, and a reply saying what changed: {"reply", "changes", "draft"}."""
+
+    MAX_MESSAGE_CHARS: int
+
+    def builder_message(self, *, agent: Agent, message: str, user: Any = None) -> dict: ...
+
+
 # --- The defaults of a bare `agents` app --------------------------------------------------------
 
 
@@ -97,6 +148,10 @@ def _no_due_mark(conversation: Conversation, now: datetime) -> None:
 
 def _no_request(conversation: Conversation, text: str, now: datetime | None = None) -> str | None:
     return None
+
+
+def _no_note_lines(system: str) -> list[tuple[str, bool]]:
+    return []
 
 
 def _never_stopped(end_user: EndUser) -> dict:
@@ -117,6 +172,45 @@ def _no_notice(settings: dict, *, agent_name: str = "This assistant") -> str:
     return ""
 
 
+def _no_topics(opened: frozenset[str]) -> frozenset[str]:
+    return frozenset()
+
+
+class _MemoryAlwaysOff:
+    """Without `memory`, memory is off and cannot be turned on."""
+
+    QUIET_MINUTES_CHOICES = (30,)
+    KEEP_FOR_DAYS_MIN = KEEP_FOR_DAYS_MAX = 90
+    MAX_INSTRUCTIONS_CHARS = 0
+    MAX_PRIVACY_URL_CHARS = 0
+
+    def default(self) -> dict[str, Any]:
+        return {"on": False, "showSwitch": False, "askFirst": False, "privacyUrl": ""}
+
+    def validate(self, settings: Any) -> dict[str, Any]:
+        from .errors import InvalidConfig
+
+        if not isinstance(settings, dict) or any(settings.get(key) for key in ("on", "showSwitch", "askFirst", "privacyUrl")):
+            raise InvalidConfig("This installation has no memory.", field="memorySettings")
+        return self.default()
+
+    def describe_changes(self, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+        return []
+
+
+def _no_warnings(config: dict) -> list[str]:
+    return []
+
+
+class _NoBuilder:
+    MAX_MESSAGE_CHARS = 2000
+
+    def builder_message(self, *, agent: Agent, message: str, user: Any = None) -> dict:
+        from .errors import AppError
+
+        raise AppError("builder_unavailable", "This installation has no Builder.", status=404)
+
+
 # --- The slots ------------------------------------------------------------------------------------
 
 
@@ -126,13 +220,20 @@ class Ports:
     memory_note: MemoryNote = _no_note  # memory
     memory_due_mark: MemoryDueMark = _no_due_mark  # memory
     end_user_request: EndUserRequest = _no_request  # memory
+    note_read: NoteRead = _no_note_lines  # memory
     end_user_memory_state: EndUserMemoryState = _never_stopped  # memory
+    category_topics: CategoryTopics = _no_topics  # memory
+    memory_settings: MemorySettingsSchema = field(default_factory=_MemoryAlwaysOff)  # memory
+    publish_warnings: PublishWarnings = _no_warnings  # memory
+    builder: Builder = field(default_factory=_NoBuilder)  # memory
     consent_state: ConsentState = _never_answered  # consent
     consent_record: ConsentRecord = _no_consent_record  # consent
     notice_text: NoticeText = _no_notice  # consent
     notice_line: str = ""  # consent: the line under the message box while memory is used
     # The offline engine's rules by task name; each app registers its own tasks.
     offline_handlers: dict[str, OfflineHandler] = field(default_factory=dict)
+    # The error codes the API answers beyond agents' own: code -> (status, when). Filled by each app.
+    error_codes: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 ports = Ports()
@@ -143,8 +244,8 @@ def fill(**implementations: Any) -> None:
     """Fill ports by name, once: the app that owns a port calls this in its `ready()`. A port
     filled twice with a different implementation is a wiring mistake and raises."""
     for name, implementation in implementations.items():
-        if name not in Ports.__dataclass_fields__ or name in ("memory_gates", "offline_handlers"):
-            raise TypeError(f"{name!r} is not a single port (gates and handlers have their own adders)")
+        if name not in Ports.__dataclass_fields__ or name in ("memory_gates", "offline_handlers", "error_codes"):
+            raise TypeError(f"{name!r} is not a single port (gates, handlers and codes have their own adders)")
         if name in _filled and getattr(ports, name) is not implementation:
             raise RuntimeError(f"The port {name!r} is already filled")
         setattr(ports, name, implementation)
@@ -165,3 +266,9 @@ def add_offline_handler(task: str, handler: OfflineHandler) -> None:
     if ports.offline_handlers.setdefault(task, handler) is not handler:
         raise RuntimeError(f"The offline task {task!r} already has rules")
 
+
+
+def add_error_codes(codes: dict[str, tuple[int, str]]) -> None:
+    for code, entry in codes.items():
+        if ports.error_codes.setdefault(code, entry) != entry:
+            raise RuntimeError(f"The error code {code!r} is already described differently")

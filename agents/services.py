@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from . import agent_config
 from .errors import AppError, InvalidConfig
-from .ports import ports
 from .models import (
     ActionRun,
     Agent,
@@ -30,6 +29,7 @@ from .models import (
     Team,
     UsageDay,
 )
+from .ports import ports
 
 User = get_user_model()
 

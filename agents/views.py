@@ -8,13 +8,12 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-
 from django_htmx.http import HttpResponseClientRefresh
 
 from . import services
-from .builder import builder_message
 from .errors import AppError
 from .models import ApiKey
+from .ports import ports
 from .selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
 
 
@@ -77,16 +76,7 @@ def build_context(request, agent, tab: str, **extra) -> dict:
 def _publish_warnings(state) -> list[str]:
     """What Publish would put live that deserves a second look: a category the defaults leave out,
     opened by the instructions while ask first is off (R13, R28)."""
-    if not state["draft"]:
-        return []
-    from memory.instructions import instruction_checks
-
-    ms = state["config"]["memorySettings"]
-    checks = instruction_checks(ms["instructions"], ask_first=ms["askFirst"])
-    if not checks.recommend_ask_first:
-        return []
-    opened = ", ".join(label.lower() for _code, label, _sentence in checks.opened)
-    return [f"the instructions open {opened} while ask first is off; asking first is recommended."]
+    return ports.publish_warnings(state["config"]) if state["draft"] else []
 
 
 @login_required
@@ -158,10 +148,10 @@ def builder(request, public_id):
     it on every tab. A change refreshes the page so the form and the draft bar show it."""
     agent = agent_for_user(request.user, public_id)
     message = request.POST.get("message", "")
-    entry = {"you": message[:2000], "fresh": True}
+    entry = {"you": message[:ports.builder.MAX_MESSAGE_CHARS], "fresh": True}
     try:
         before = services.agent_draft_config(agent)["memorySettings"]
-        result = builder_message(agent=agent, message=message, user=request.user)
+        result = ports.builder.builder_message(agent=agent, message=message, user=request.user)
         after = (result["draft"] or services.agent_draft_config(agent))["memorySettings"]
         fields = [key for key in after if after[key] != before.get(key)]
         entry.update(reply=result["reply"], changes=result["changes"], fields=fields)

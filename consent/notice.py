@@ -3,6 +3,8 @@ document's consent guidance (R28), shown to the team where it applies. Not legal
 import re
 from dataclasses import dataclass
 
+from agents.ports import ports
+
 
 def notice_text(settings: dict, *, agent_name: str = "This assistant") -> str:
     """Says that an AI assistant remembers details from chats to help next time, that the team can
@@ -43,10 +45,6 @@ GUIDANCE = (
     GuidanceRow("Anywhere", "Automated decisions about people, such as hiring, lending, housing, schooling or medical care, have rules of their own.", "Memory must not feed a decision about a person.", frozenset({"decisions"})),
 )
 
-EMOTION_CATEGORIES = frozenset({"emotional_state", "relationships", "bond_with_agent"})
-SENSITIVE_CATEGORIES = frozenset({"health", "religion", "politics", "sexuality", "ethnicity"})
-
-
 # Words in an agent's instructions that say children may use it (COPPA). Vocabulary, not logic.
 CHILDREN_WORDS = (
     "child", "children", "kid", "kids", "minor", "minors", "teen", "teens", "teenager", "teenagers",
@@ -64,16 +62,13 @@ def guidance_for(
 ) -> list[GuidanceRow]:
     """The rows that apply (R28), shown beside the settings they concern:
 
-    - instructions that open sensitive or emotional categories, or ask to feed decisions;
+    - instructions that open sensitive or emotional categories (which ones are is memory's to say,
+      through the port `category_topics`), or ask to feed decisions;
     - memory on without ask first: remembering across chats, and the website chat keeps a visitor
       id in the browser (ePrivacy; India's DPDP);
     - memory on: the privacy notice and chat recording (California: CCPA/CPRA, CIPA);
     - instructions that say children may use the agent (COPPA)."""
-    topics = set()
-    if opened & SENSITIVE_CATEGORIES:
-        topics.add("sensitive")
-    if opened & EMOTION_CATEGORIES:
-        topics.add("emotion")
+    topics = set(ports.category_topics(frozenset(opened)) & {"sensitive", "emotion"})
     if decisions:
         topics.add("decisions")
     if memory_on and not ask_first:

@@ -6,26 +6,34 @@ class MemoryConfig(AppConfig):
     verbose_name = "Memory"
 
     def ready(self):
-        # What `agents` needs from memory reaches it through its ports (agents imports no other app).
-        from agents import agent_config
-        from agents.ports import add_memory_gate, add_offline_handler, fill
+        # What `agents` needs from memory reaches it through its ports (agents imports no other app),
+        # each filled once here; tests/agents/test_ports.py checks every signature.
+        from agents.ports import add_error_codes, add_memory_gate, add_offline_handler, fill
 
-        from . import due, note, services
-        from .policy import instructions_refusal
+        from .api_errors import MEMORY_ERROR_CODES
+
+        add_error_codes(MEMORY_ERROR_CODES)  # first: the API's error schema is built from them
+
+        from . import builder, due, memory_settings, note, services
+        from .builder_rules import builder_changes
         from .end_user_commands import end_user_memory_state, end_user_request
+        from .policy import category_topics
 
         add_memory_gate(services.stopped_gate)
-        # Memory instructions are checked by the same guards as a memory line (agents.agent_config validates them).
-        if instructions_refusal not in agent_config.INSTRUCTION_GUARDS:
-            agent_config.INSTRUCTION_GUARDS.append(instructions_refusal)
         fill(
+            memory_settings=memory_settings,  # the memorySettings schema, defaults and validator
             memory_note=note.note_for_conversation,
+            note_read=note.note_read,
             memory_due_mark=due.mark,
             # The end user's own requests in any chat (R22), and what the website chat shows them.
             end_user_request=end_user_request,
             end_user_memory_state=end_user_memory_state,
+            category_topics=category_topics,
+            builder=builder,
+            publish_warnings=builder.publish_warnings,
         )
         add_offline_handler("memory_operations", offline_memory_operations)
+        add_offline_handler("builder_changes", builder_changes)
 
 
 def offline_memory_operations(payload: dict) -> dict:

@@ -1,12 +1,13 @@
 """The note a chat's agent receives (R17): built at conversation start, then kept in step with the
 memory by `memory.commit` (the next turn of an open chat sees a stop or delete); shown on the Memory tab."""
 import functools
+import re
 
 from agents.models import Conversation
 
 from .models import Memory
-from .selectors import memory_of
 from .policy import line_refusal
+from .selectors import memory_of
 
 NOTE_PREAMBLE = (
     "What you remember about this person from earlier chats. It may be incomplete or out of date. "
@@ -14,6 +15,8 @@ NOTE_PREAMBLE = (
     "Never rely on a fact being here, and if they correct something, believe them."
 )
 NOTE_START, NOTE_END = "<memory>", "</memory>"
+_NOTE_IN_PROMPT = re.compile(re.escape(NOTE_START) + r"\n(.*?)\n" + re.escape(NOTE_END), re.S)
+_SAID_ONCE = re.compile(r"\(said once", re.I)
 
 
 def render_note(lines: list[str]) -> str:
@@ -22,6 +25,14 @@ def render_note(lines: list[str]) -> str:
         return ""
     body = "\n".join(lines)
     return f"{NOTE_PREAMBLE}\n{NOTE_START}\n{body}\n{NOTE_END}"
+
+
+def note_read(system: str) -> list[tuple[str, bool]]:
+    """The lines of the note `render_note` put in a system prompt, each with whether it is firm
+    (not marked "said once"): how the offline chat engine reads it (`agents.ports.NoteRead`)."""
+    match = _NOTE_IN_PROMPT.search(system or "")
+    lines = [line for line in match.group(1).split("\n") if line.strip()] if match else []
+    return [(line, not _SAID_ONCE.search(line)) for line in lines]
 
 
 @functools.lru_cache(maxsize=20_000)

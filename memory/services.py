@@ -11,8 +11,8 @@ from agents.models import Agent, AgentVersion, Conversation, EndUser
 from . import due, policy
 from .commit import memory_commit, memory_locked
 from .models import Memory, MemoryRun
-from .selectors import memory_of
 from .note import memory_at_start
+from .selectors import memory_of
 from .signals import end_user_erased
 from .writer import run_quiet_window
 

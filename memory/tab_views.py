@@ -3,23 +3,23 @@ chatted or is remembered, filtered and paged) and Activity (the chart and the la
 
 Views are thin: they check who asks (`agent_for_user`), call one service or selector and render.
 A refused setting comes back with everything as it was typed and each error next to its field,
-in the form's own words (`agents.form_words`)."""
+in the form's own words (`memory.form_words`)."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from agents import services as agent_services
-from agents.agent_config import QUIET_MINUTES_CHOICES
 from agents.errors import AppError
-from agents.form_words import plain_error
 from agents.selectors import agent_for_user
 from agents.views import build_context
 
 from . import apply as memory_apply
 from . import policy, services
-from .instructions import DEFAULT_INSTRUCTIONS, instruction_checks
 from .apply_preview import apply_preview
+from .form_words import plain_error
+from .instructions import DEFAULT_INSTRUCTIONS, instruction_checks
+from .memory_settings import QUIET_MINUTES_CHOICES
 from .models import Memory
 from .people_selectors import FILTERS, people_page, runs_per_day
 from .selectors import memories_page, memory_of
@@ -30,7 +30,7 @@ FORM_FIELDS = ("on", "instructions", "keepForDays", "quietMinutes", "showSwitch"
 
 
 def _settings_from_form(post) -> dict:
-    """Typed memory settings from the form; validation itself is `agents.agent_config`'s, as everywhere."""
+    """Typed memory settings from the form; validation itself is `memory.memory_settings`'s, as everywhere."""
 
     def as_int(name):
         raw = post.get(name, "").strip()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import export_views, tab_views, views
+from . import demo_views, export_views, tab_views, views
 
 app_name = "memory"
 
@@ -8,6 +8,7 @@ P = "agents/<str:public_id>/memory/"
 ONE = P + "people/<int:end_user_id>/"
 
 urlpatterns = [
+    path("demo/chat/", demo_views.demo_chat, name="demo_chat"),
     path(P, tab_views.memory_tab, name="tab"),
     path(P + "people/", tab_views.people, name="people"),
     path(P + "activity/", tab_views.activity, name="activity"),

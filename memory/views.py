@@ -19,10 +19,8 @@ from agents.views import build_context
 
 from . import apply as memory_apply
 from . import policy, services, trial, trial_jobs
-from .models import Memory
-from .selectors import memory_of
-from .note import render_note, note_lines
 from .instructions import instruction_checks
+from .note import note_lines, render_note
 from .people_selectors import (
     conversation_for_agent,
     end_user_for_agent,
@@ -30,7 +28,7 @@ from .people_selectors import (
     memory_facts,
     transcript,
 )
-
+from .selectors import memory_of
 
 # --- The tab ---------------------------------------------------------------------------------
 

@@ -77,6 +77,22 @@ CATEGORIES: dict[str, str] = {
     "ranking": 'Rankings such as "always recommend X"',
 }
 
+# Which categories the consent guidance (R28) treats as special: the sensitive ones need a narrow
+# legal ground, the emotional ones have rules of their own. `consent` names the topics, not the codes.
+SENSITIVE_CATEGORIES = frozenset({"health", "religion", "politics", "sexuality", "ethnicity"})
+EMOTION_CATEGORIES = frozenset({"emotional_state", "relationships", "bond_with_agent"})
+
+
+def category_topics(opened: frozenset[str]) -> frozenset[str]:
+    """The consent topics ("sensitive", "emotion") a set of opened categories touches
+    (`agents.ports.CategoryTopics`)."""
+    topics = set()
+    if opened & SENSITIVE_CATEGORIES:
+        topics.add("sensitive")
+    if opened & EMOTION_CATEGORIES:
+        topics.add("emotion")
+    return frozenset(topics)
+
 SECRET_REASONS: dict[str, str] = {
     "password": "a password, PIN, one-time code or security answer",
     "api_key": "a key or access token",

@@ -338,7 +338,7 @@ def test_bodies_must_be_json(api, agent):
 
 
 def test_the_builder_endpoint_drafts_a_change_that_waits_for_publish(api, agent):
-    pytest.importorskip("agents.builder", reason="the Builder (agents/builder.py) is another issue's and not here yet")
+    pytest.importorskip("memory.builder", reason="the Builder (memory/builder.py) is another issue's and not here yet")
     answer = api.post(f"/agents/{agent.public_id}/builder", {"message": "keep which office they work from, and ask first"})
     assert answer.status == 201, answer.body
     assert "ask first on" in answer.body["changes"] and isinstance(answer.body["reply"], str)

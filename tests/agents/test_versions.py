@@ -2,9 +2,9 @@
 import pytest
 
 from agents import services
-from agents.agent_config import DEFAULT_MEMORY_SETTINGS
 from agents.errors import AppError, InvalidConfig
 from agents.models import AgentDraft, AgentVersion, Plan
+from memory.memory_settings import DEFAULT_MEMORY_SETTINGS
 
 
 def test_a_new_agent_has_version_1_with_every_memory_setting_at_its_default(team):

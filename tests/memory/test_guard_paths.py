@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from agents.builder import builder_message
 from agents.models import AgentDraft
 from memory import apply, services
+from memory.builder import builder_message
 from memory.models import Memory, MemoryRun
 
 from ..api_helpers import api_for

@@ -4,7 +4,6 @@ transcript of each conversation. Every edit goes through the writer's guards."""
 from datetime import timedelta
 
 import pytest
-
 from django.urls import reverse
 from django.utils import timezone
 

@@ -1,6 +1,7 @@
 """The demo: a Team-plan team `demo`, a member, an agent with memory on and actions, and end users
 whose conversations reproduce the product document's example memory. Safe to run again."""
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -9,7 +10,7 @@ from django.db import transaction
 
 from agents import services as agent_services
 from agents.models import Agent, Membership, Plan, Team
-
+from memory.demo_views import DEMO_AGENT_NAME, DEMO_TEAM_SLUG
 from memory.services import memory_sweep
 
 DEMO_EMAIL = "demo@agentnava.local"
@@ -74,17 +75,17 @@ class Command(BaseCommand):
     @transaction.atomic
     def _seed(self):
         User = get_user_model()
-        team, _ = Team.objects.get_or_create(slug="demo", defaults={"name": "Demo", "plan": Plan.TEAM})
+        team, _ = Team.objects.get_or_create(slug=DEMO_TEAM_SLUG, defaults={"name": "Demo", "plan": Plan.TEAM})
         user = User.objects.filter(username=DEMO_EMAIL).first()
         if user is None:
             user = User.objects.create_user(username=DEMO_EMAIL, email=DEMO_EMAIL, password=DEMO_PASSWORD)
         Membership.objects.get_or_create(team=team, user=user, defaults={"role": Membership.Role.OWNER})
 
-        support = Agent.objects.filter(team=team, name="Support").first()
+        support = Agent.objects.filter(team=team, name=DEMO_AGENT_NAME).first()
         if support is None:
             support = agent_services.agent_create(
                 team=team,
-                name="Support",
+                name=DEMO_AGENT_NAME,
                 user=user,
                 config={
                     "instructions": "You are the support agent for AgentNava. Answer plainly and briefly.",

@@ -1,23 +1,27 @@
 """The Builder: a team member describes a change to the memory settings in plain words, and the
 Builder drafts it (R1, R2, PRODUCT "The Builder").
 
-The engine (a model, or the offline rules in `offline_chat.builder_changes`) only reads the words
+The engine (a model, or the offline rules in `memory.builder_rules.builder_changes`) only reads the words
 into structured changes. Everything after that is code: the keep / leave-out phrases become
 sentences of the memory instructions, the change goes through `services.agent_draft_update`
 (the same validation as the Memory tab and the API), and it waits for Publish. The reply is
 written here from what actually changed, so it never claims a change that was refused.
 
-Used by the Build screen's side panel and by `POST /api/v1/agents/{id}/builder`.
+Used by the Build screen's side panel and by `POST /api/v1/agents/{id}/builder`, both in `agents`,
+through the port `ports.builder` (this module is its implementation, filled in `MemoryConfig.ready`),
+and so is `publish_warnings`, the Build screen's second look before Publish (`ports.publish_warnings`).
 """
 import re
 from typing import Any
 
-from . import agent_config
-from . import services
-from .engines import EngineError, get_engine
-from .errors import AppError
+from agents import services
+from agents.engines import EngineError, get_engine
+from agents.errors import AppError
+from agents.models import Agent, AgentDraft, AgentVersion
+
+from . import memory_settings
 from .form_words import plain_error
-from .models import Agent, AgentDraft, AgentVersion
+from .instructions import instruction_checks
 
 TASK = "builder_changes"
 MAX_MESSAGE_CHARS = 2000
@@ -140,7 +144,7 @@ def _read(data: Any) -> tuple[dict, list[str], list[str], list[str]]:
 
 def _describe(before: dict, after: dict, added: list[str], removed: list[str]) -> list[str]:
     changes = [
-        c for c in agent_config.describe_changes({"memorySettings": before}, {"memorySettings": after})
+        c for c in memory_settings.describe_changes(before, after)
         if c != "memory instructions changed"
     ]
     changes += [f"memory instructions: added \u201c{s}\u201d" for s in added]
@@ -151,8 +155,6 @@ def _describe(before: dict, after: dict, added: list[str], removed: list[str]) -
 def _consent_advice(before: dict, after: dict) -> str:
     """The Memory tab's consent advice, repeated when a change opens a category the defaults
     leave out while ask first is off (the same check as the tab: `instruction_checks`)."""
-    from memory.instructions import instruction_checks
-
     checks = instruction_checks(after["instructions"], ask_first=after["askFirst"])
     if not checks.recommend_ask_first:
         return ""
@@ -180,8 +182,8 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     payload = {
         "message": message.strip(),
         "memorySettings": before,
-        "quietMinutesChoices": list(agent_config.QUIET_MINUTES_CHOICES),
-        "keepForDaysRange": [agent_config.KEEP_FOR_DAYS_MIN, agent_config.KEEP_FOR_DAYS_MAX],
+        "quietMinutesChoices": list(memory_settings.QUIET_MINUTES_CHOICES),
+        "keepForDaysRange": [memory_settings.KEEP_FOR_DAYS_MIN, memory_settings.KEEP_FOR_DAYS_MAX],
     }
     result = get_engine().structured(task=TASK, system=SYSTEM, payload=payload, schema=SCHEMA)
     settings, keep, leave_out, not_understood = _read(result.data)
@@ -215,3 +217,14 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
         reply += _consent_advice(before, after)
     reply = reply.replace(".\u201d.", ".\u201d")
     return {"reply": reply, "changes": changes, "draft": draft.config if draft else None}
+
+
+def publish_warnings(config: dict) -> list[str]:
+    """What Publish would put live that deserves a second look: a category the defaults leave out,
+    opened by the instructions while ask first is off (R13, R28)."""
+    settings = config["memorySettings"]
+    checks = instruction_checks(settings["instructions"], ask_first=settings["askFirst"])
+    if not checks.recommend_ask_first:
+        return []
+    opened = ", ".join(label.lower() for _code, label, _sentence in checks.opened)
+    return [f"the instructions open {opened} while ask first is off; asking first is recommended."]

@@ -1,8 +1,9 @@
 """The words a person sees for a refused setting, in the form's own terms (the API keeps its
-field names and messages: `agents.agent_config` is the one validator; this is only how the web form and
-the Builder say it). Vocabulary as data: one row per setting."""
-from .agent_config import KEEP_FOR_DAYS_MAX, KEEP_FOR_DAYS_MIN, MAX_INSTRUCTIONS_CHARS, QUIET_MINUTES_CHOICES
-from .errors import AppError
+field names and messages: `memory.memory_settings` is the one validator; this is only how the Memory
+tab's form and the Builder say it). Vocabulary as data: one row per setting."""
+from agents.errors import AppError
+
+from .memory_settings import KEEP_FOR_DAYS_MAX, KEEP_FOR_DAYS_MIN, MAX_INSTRUCTIONS_CHARS, QUIET_MINUTES_CHOICES
 
 _QUIET = ", ".join(str(q) for q in QUIET_MINUTES_CHOICES[:-1]) + f" or {QUIET_MINUTES_CHOICES[-1]}"
 

@@ -1,10 +1,11 @@
 """privacyUrl (drawn as a link on customers' pages) refuses a line break, U+2028/U+2029, a space,
 a control or an invisible format character anywhere inside it."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agents.agent_config import validate_memory_settings
 from agents.errors import InvalidConfig
+from memory.memory_settings import validate as validate_memory_settings
 
 INSIDE = ["\n", "\r", "\t", "\u2028", "\u2029", "\u00a0", "\u200b", "\u202e", "\x00", "\x7f", " "]
 

@@ -7,10 +7,10 @@ from django.test import Client
 from django.urls import reverse
 
 from agents import services
-from agents.builder import builder_message, edit_instructions
 from agents.engines import EngineError
 from agents.models import AgentDraft, AgentVersion, Plan
-from agents.offline_chat import builder_changes
+from memory.builder import builder_message, edit_instructions
+from memory.builder_rules import builder_changes
 
 from ..conftest import make_team
 from ..fake_openai import chat_json
