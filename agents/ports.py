@@ -216,7 +216,7 @@ class _NoBuilder:
 
 @dataclass
 class Ports:
-    memory_gates: list[MemoryGate] = field(default_factory=list)  # memory, then consent
+    memory_gates: list[MemoryGate] = field(default_factory=list)  # consent (ask first), then memory (stopped): app order
     memory_note: MemoryNote = _no_note  # memory
     memory_due_mark: MemoryDueMark = _no_due_mark  # memory
     end_user_request: EndUserRequest = _no_request  # memory
