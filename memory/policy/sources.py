@@ -64,13 +64,21 @@ def _with_english_names(said_lower: str) -> str:
     of two or more words or in another script is matched as written; a one-word Latin-script name
     only as a whole word (so "zap" is not found inside "zapato")."""
     found = []
-    for local, english in _english_names():
-        if local.isascii() and " " not in local:
-            if re.search(rf"(?<![\w]){re.escape(local)}(?![\w])", said_lower):
-                found.append(english)
-        elif local in said_lower:
+    for local, english, whole_word in _name_matchers():
+        if local not in said_lower:  # most names are not there: a substring test says so cheaply
+            continue
+        if whole_word is None or whole_word.search(said_lower):
             found.append(english)
     return said_lower + (" " + " ".join(found) if found else "")
+
+
+@functools.cache
+def _name_matchers() -> tuple[tuple[str, str, re.Pattern | None], ...]:
+    """Each translated name with its whole-word pattern (one-word Latin-script names only)."""
+    return tuple(
+        (local, english, re.compile(rf"(?<![\w]){re.escape(local)}(?![\w])") if local.isascii() and " " not in local else None)
+        for local, english in _english_names()
+    )
 
 
 def _days(sources: list[dict]) -> list[str]:
