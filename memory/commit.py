@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import Case, F, TextField, Value, When
+from django.db.models.signals import post_save
 from django.utils.dateparse import parse_datetime
 
 from agents.models import Conversation, EndUser
@@ -67,6 +69,58 @@ def _save_unique(memory: Memory, fields: list[str], *, create: bool = False) -> 
     raise IntegrityError("no free updated_at for this memory")  # pragma: no cover
 
 
+class CommitBatch:
+    """The side effects of several commits in one transaction (the writer's batch of quiet-window
+    runs), written together by `flush`: the audit rows in one INSERT (each still announced by
+    `post_save`, as a single commit's is), the due queue in one read and at most two updates, the
+    open chats' notes in one UPDATE. `updated_at` values are handed out from one read per agent
+    and saved without a savepoint: a tie with another process fails the batch's transaction, and
+    the writer then runs those end users one by one (`memory_commit` alone)."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+        self.runs: list[MemoryRun] = []
+        self.cleared: set[int] = set()
+        self.finished: dict[int, bool] = {}  # end user id -> more to read
+        self.notes: dict[int, str] = {}
+        self._free: dict[int, tuple[set[datetime], datetime]] = {}  # agent -> (taken, next candidate)
+
+    def updated_at_for(self, agent_id: int, at: datetime) -> datetime:
+        """`at` or the first microsecond after it that no memory of the agent holds, nor any
+        earlier commit of this batch took (one read per agent and batch)."""
+        if agent_id not in self._free:
+            taken = set(
+                Memory.objects.filter(agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50))
+                .values_list("updated_at", flat=True)
+            )
+            self._free[agent_id] = (taken, at)
+        taken, candidate = self._free[agent_id]
+        candidate = max(candidate, at)
+        while candidate in taken:
+            candidate += ONE_MICROSECOND
+        taken.add(candidate)
+        self._free[agent_id] = (taken, candidate + ONE_MICROSECOND)
+        return candidate
+
+    def flush(self) -> None:
+        if len(self.runs) == 1:
+            self.runs[0].save(force_insert=True)
+        elif self.runs:
+            MemoryRun.objects.bulk_create(self.runs)
+            for row in self.runs:  # what a save would have announced (the metrics, the log line)
+                post_save.send(sender=MemoryRun, instance=row, created=True, update_fields=None, raw=False, using=row._state.db)
+        self.runs = []
+        if self.cleared:
+            due.clear_many(self.cleared)
+            self.cleared = set()
+        if self.finished:
+            due.finish_many(self.finished, self.now)
+            self.finished = {}
+        if self.notes:
+            refresh_chat_notes_many(self.notes)
+            self.notes = {}
+
+
 def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
     """The end user's memory row, created empty when there is none (a concurrent creation wins)."""
     memory = Memory.objects.filter(end_user=end_user).first()
@@ -99,9 +153,23 @@ def _counts(before: list[str], after: list[str]) -> dict:
 def refresh_chat_notes(memory: Memory) -> None:
     """The end user's chats that use memory get the note of the memory as it is now: the next
     turn of a chat in progress reads it with the conversation row (no query of its own)."""
-    note = render_note(note_lines(memory))
-    Conversation.objects.filter(end_user_id=memory.end_user_id, uses_memory=True).exclude(memory_note=note).update(
-        memory_note=note
+    refresh_chat_notes_many({memory.end_user_id: render_note(note_lines(memory))})
+
+
+def refresh_chat_notes_many(notes: dict[int, str]) -> None:
+    """`refresh_chat_notes` for several end users (id -> their note) in one UPDATE."""
+    if len(notes) == 1:
+        [(end_user_id, note)] = notes.items()
+        Conversation.objects.filter(end_user_id=end_user_id, uses_memory=True).exclude(memory_note=note).update(
+            memory_note=note
+        )
+        return
+    Conversation.objects.filter(end_user_id__in=list(notes), uses_memory=True).update(
+        memory_note=Case(
+            *(When(end_user_id=pk, then=Value(note)) for pk, note in notes.items()),
+            default=F("memory_note"),
+            output_field=TextField(),
+        )
     )
 
 
@@ -125,6 +193,7 @@ def memory_commit(
     due_state: str | None = None,
     more_to_read: bool = False,
     retry_at: datetime | None = None,
+    batch: CommitBatch | None = None,
 ) -> MemoryRun | None:
     """Commit one change to a memory locked by `memory_locked` (see the module's docstring).
 
@@ -132,8 +201,10 @@ def memory_commit(
     False resumes (horizon); horizon: a new life starts at `now` (delete, expiry); read_to: how far
     this change read their chats; forget: the pending forget ({...} or None to clear); run: the audit
     row's fields beside its counts (a run that reads writes one even when nothing changed; a direct
-    edit writes one when a line changed); due_state: "clear", "finish" or "defer" for the queue.
-    Returns the audit row, if one was written."""
+    edit writes one when a line changed); due_state: "clear", "finish" or "defer" for the queue;
+    batch: several commits in one transaction (`CommitBatch`), whose audit row, queue and notes
+    are written by its `flush` (a "defer" is not batched). Returns the audit row, if one was
+    written (with a batch: once flushed)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("memory_commit runs inside memory_locked")
     before = memory.lines
@@ -182,8 +253,13 @@ def memory_commit(
     if note_changed or horizon:
         memory.updated_at = now
         fields.add("updated_at")
+    own = batch is None
+    batch = batch or CommitBatch(now)
     if fields:
-        if "updated_at" in fields:
+        if "updated_at" in fields and not own:
+            memory.updated_at = batch.updated_at_for(memory.agent_id, memory.updated_at)
+            memory.save(update_fields=sorted(fields))
+        elif "updated_at" in fields:
             _save_unique(memory, sorted(fields))
         else:
             memory.save(update_fields=sorted(fields))
@@ -192,15 +268,16 @@ def memory_commit(
         values = {**counts, **(run or {})}
         if status == MemoryRun.Status.FAILED:
             values.update(added=0, replaced=0, removed=0)
-        row = MemoryRun.objects.create(
-            memory=memory, kind=kind, status=status, started_at=now, actor_id=actor.pk if actor else actor_id, **values
-        )
+        row = MemoryRun(memory=memory, kind=kind, status=status, started_at=now, actor_id=actor.pk if actor else actor_id, **values)
+        batch.runs.append(row)
     if due_state == "clear" or stopped is True:
-        due.clear(memory.end_user_id)
+        batch.cleared.add(memory.end_user_id)
     elif due_state == "finish":
-        due.finish(memory.end_user_id, now, more_to_read=more_to_read)
+        batch.finished[memory.end_user_id] = more_to_read
     elif due_state == "defer":
         due.defer(memory.end_user_id, retry_at)
     if note_changed:
-        refresh_chat_notes(memory)
+        batch.notes[memory.end_user_id] = render_note(note_lines(memory))
+    if own:
+        batch.flush()
     return row

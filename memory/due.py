@@ -57,20 +57,30 @@ def claim(*, now: datetime, limit: int = 5000) -> list[int]:
 
 def clear(end_user_id: int) -> None:
     """Nothing of theirs is left to read (stop, delete, expiry, memory off): no longer due."""
-    Conversation.objects.filter(end_user_id=end_user_id, memory_due_at__isnull=False).update(memory_due_at=None)
+    clear_many([end_user_id])
+
+
+def clear_many(end_user_ids) -> None:
+    Conversation.objects.filter(end_user_id__in=list(end_user_ids), memory_due_at__isnull=False).update(memory_due_at=None)
 
 
 def finish(end_user_id: int, now: datetime, *, more_to_read: bool) -> None:
     """A run has answered the conversations whose quiet window ended; when it read only part of a
     long backlog they stay due (at `now`) so the next sweep reads on. Active chats stay as marked."""
-    due = Conversation.objects.filter(end_user_id=end_user_id, memory_due_at__isnull=False)
-    quiet_ones = [
-        pk
-        for pk, last_activity, config in due.values_list("id", "last_activity_at", "version__config")
-        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) <= now
-    ]
-    if quiet_ones:
-        Conversation.objects.filter(pk__in=quiet_ones).update(memory_due_at=now if more_to_read else None)
+    finish_many({end_user_id: more_to_read}, now)
+
+
+def finish_many(more_to_read: dict[int, bool], now: datetime) -> None:
+    """`finish` for several end users (id -> whether their run left more to read): one read, and
+    one update per answer."""
+    due = Conversation.objects.filter(end_user_id__in=list(more_to_read), memory_due_at__isnull=False)
+    quiet: dict[bool, list[int]] = {True: [], False: []}
+    for pk, end_user_id, last_activity, config in due.values_list("id", "end_user_id", "last_activity_at", "version__config"):
+        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) <= now:
+            quiet[more_to_read[end_user_id]].append(pk)
+    for more, pks in quiet.items():
+        if pks:
+            Conversation.objects.filter(pk__in=pks).update(memory_due_at=now if more else None)
 
 
 def defer(end_user_id: int, until: datetime | None) -> None:
@@ -80,10 +90,16 @@ def defer(end_user_id: int, until: datetime | None) -> None:
 
 def active_conversations(end_user_id: int, now: datetime) -> list[int]:
     """Their conversations still inside the quiet window (not to be read yet, R11)."""
-    return [
-        conversation_id
-        for conversation_id, last_activity, config in Conversation.objects.filter(
-            end_user_id=end_user_id, uses_memory=True, memory_due_at__isnull=False
-        ).values_list("id", "last_activity_at", "version__config")
-        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) > now
-    ]
+    return active_conversations_many([end_user_id], now).get(end_user_id, [])
+
+
+def active_conversations_many(end_user_ids, now: datetime) -> dict[int, list[int]]:
+    """`active_conversations` of several end users in one read: id -> their active chats' ids
+    (an end user with none is absent)."""
+    active: dict[int, list[int]] = {}
+    for conversation_id, end_user_id, last_activity, config in Conversation.objects.filter(
+        end_user_id__in=list(end_user_ids), uses_memory=True, memory_due_at__isnull=False
+    ).values_list("id", "end_user_id", "last_activity_at", "version__config"):
+        if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) > now:
+            active.setdefault(end_user_id, []).append(conversation_id)
+    return active

@@ -14,7 +14,7 @@ from .models import Memory, MemoryRun
 from .note import memory_at_start
 from .selectors import memory_of
 from .signals import end_user_erased
-from .writer import run_quiet_window
+from .writer_batch import BATCH_SIZE, run_quiet_windows
 
 log = logging.getLogger(__name__)
 
@@ -137,21 +137,26 @@ def end_user_erase(*, end_user: EndUser) -> dict[str, int]:
 
 
 def memory_sweep(*, now: datetime | None = None, run_inline: bool = False, limit: int = 5000) -> list[int]:
-    """Find end users whose quiet window has ended, claim them (`due.claim`) and queue one run
-    each (task arguments are ids only). With `run_inline`, run them here instead, with `now` as
-    the time."""
+    """Find end users whose quiet window has ended, claim them (`due.claim`) and queue their runs,
+    BATCH_SIZE end users a task (`writer_batch`; task arguments are ids only). With `run_inline`,
+    run them here instead, with `now` as the time."""
     from django_q.tasks import async_task
 
     now = now or timezone.now()
     if run_inline:
         end_user_ids = due.due_end_users(now=now, limit=limit)
-        for end_user_id in end_user_ids:
-            run_quiet_window(end_user_id=end_user_id, now=now)
+        for chunk in _chunks(end_user_ids, BATCH_SIZE):
+            run_quiet_windows(end_user_ids=chunk, now=now)
         return end_user_ids
     end_user_ids = due.claim(now=now, limit=limit)
-    for end_user_id in end_user_ids:
-        async_task("memory.tasks.run_quiet_window", end_user_id, group="memory-quiet")
+    for chunk in _chunks(end_user_ids, BATCH_SIZE):
+        async_task("memory.tasks.run_quiet_windows", chunk, group="memory-quiet")
     return end_user_ids
+
+
+def _chunks(items: list, size: int):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def _expired(agent: Agent, now: datetime):

@@ -1,6 +1,6 @@
 """django-q tasks. Thin: they take ids only (never a person's words, which would survive an erase
 in django-q's tables), load what they need and call a service. Safe to deliver twice."""
-from . import services, writer
+from . import services, writer, writer_batch
 
 
 def sweep_quiet_windows() -> int:
@@ -10,6 +10,10 @@ def sweep_quiet_windows() -> int:
 def run_quiet_window(end_user_id: int) -> int | None:
     run = writer.run_quiet_window(end_user_id=end_user_id)
     return run.pk if run else None
+
+
+def run_quiet_windows(end_user_ids: list[int]) -> list[int]:
+    return [run.pk for run in writer_batch.run_quiet_windows(end_user_ids=end_user_ids)]
 
 
 def retention_sweep() -> dict:
