@@ -73,7 +73,7 @@ class CommitBatch:
     """The side effects of several commits in one transaction (the writer's batch of quiet-window
     runs), written together by `flush`: the audit rows in one INSERT (each still announced by
     `post_save`, as a single commit's is), the due queue in one read and at most two updates, the
-    open chats' notes in one UPDATE. `updated_at` values are handed out from one read per agent
+    open chats' notes in one UPDATE, the memory rows in one UPDATE. `updated_at` values are handed out from one read per agent
     and saved without a savepoint: a tie with another process fails the batch's transaction, and
     the writer then runs those end users one by one (`memory_commit` alone)."""
 
@@ -83,6 +83,7 @@ class CommitBatch:
         self.cleared: set[int] = set()
         self.finished: dict[int, bool] = {}  # end user id -> more to read
         self.notes: dict[int, str] = {}
+        self.saves: list[tuple[Memory, list[str]]] = []
         self._free: dict[int, tuple[set[datetime], datetime]] = {}  # agent -> (taken, next candidate)
 
     def updated_at_for(self, agent_id: int, at: datetime) -> datetime:
@@ -103,6 +104,11 @@ class CommitBatch:
         return candidate
 
     def flush(self) -> None:
+        if self.saves:  # one UPDATE; each row announced with its own fields, as its save would be
+            Memory.objects.bulk_update([memory for memory, _ in self.saves], sorted({f for _, fields in self.saves for f in fields}))
+            for memory, fields in self.saves:
+                post_save.send(sender=Memory, instance=memory, created=False, update_fields=frozenset(fields), raw=False, using=memory._state.db)
+            self.saves = []
         if len(self.runs) == 1:
             self.runs[0].save(force_insert=True)
         elif self.runs:
@@ -256,9 +262,10 @@ def memory_commit(
     own = batch is None
     batch = batch or CommitBatch(now)
     if fields:
-        if "updated_at" in fields and not own:
-            memory.updated_at = batch.updated_at_for(memory.agent_id, memory.updated_at)
-            memory.save(update_fields=sorted(fields))
+        if not own:
+            if "updated_at" in fields:
+                memory.updated_at = batch.updated_at_for(memory.agent_id, memory.updated_at)
+            batch.saves.append((memory, sorted(fields)))
         elif "updated_at" in fields:
             _save_unique(memory, sorted(fields))
         else:

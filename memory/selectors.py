@@ -75,22 +75,21 @@ def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: date
     return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
 
 
-def writer_inputs(*, spans: dict[int, tuple[datetime | None, datetime]]) -> dict[int, dict]:
-    """`writer_input` for several end users at once (end user id -> (read_from, read_to)), in
-    three queries whatever their number: each end user's messages, actions and replies are cut
-    to the same limits, in the same order, as `writer_input` cuts them."""
-    if not spans:
+def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, dict]:
+    """`writer_input` for several end users at once, each from their memory's `read_up_to` (a
+    caller that read the memory rows before compares them under the lock before writing) up to
+    `read_to`, in three queries of the same shape whatever their number. Each end user's
+    messages, actions and replies are cut to `writer_input`'s limits, in its order; an end user
+    with more messages than one run reads comes back with exactly MAX_MESSAGES_PER_RUN of them,
+    for the caller to give to `writer_input` instead."""
+    if not end_user_ids:
         return {}
     end_user = F("conversation__end_user_id")
-
-    def span_of(limits: dict[int, tuple[datetime | None, datetime, bool]]) -> Q:
-        either = Q()
-        for pk, (read_from, read_to, inclusive) in limits.items():
-            part = Q(conversation__end_user_id=pk, **{"created_at__lte" if inclusive else "created_at__lt": read_to})
-            if read_from is not None:
-                part &= Q(created_at__gt=read_from)
-            either |= part
-        return either & Q(conversation__uses_memory=True)
+    read_from = F("conversation__end_user__memory__read_up_to")
+    span = (
+        Q(conversation__end_user_id__in=end_user_ids, conversation__uses_memory=True, created_at__lt=read_to)
+        & (Q(conversation__end_user__memory__read_up_to__isnull=True) | Q(created_at__gt=read_from))
+    )
 
     def first(queryset: QuerySet, limit: int, *, newest: bool = False) -> QuerySet:
         order = [F("created_at").desc(), F("id").desc()] if newest else [F("created_at").asc(), F("id").asc()]
@@ -98,19 +97,14 @@ def writer_inputs(*, spans: dict[int, tuple[datetime | None, datetime]]) -> dict
             end_user_pk=end_user, nth=Window(RowNumber(), partition_by=end_user, order_by=order)
         ).filter(nth__lte=limit)
 
-    limits = {pk: (read_from, read_to, False) for pk, (read_from, read_to) in spans.items()}
-    out = {pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk, (_, read_to) in spans.items()}
-    messages = first(Message.objects.filter(span_of(limits), kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
+    out = {pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk in end_user_ids}
+    messages = first(Message.objects.filter(span, kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
     for row in messages.order_by("created_at", "id").values("id", "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")):
         out[row.pop("end_user_pk")]["messages"].append(row)
-    for pk, inp in out.items():  # more than one run reads: the rest waits for the next run
-        if len(inp["messages"]) == MAX_MESSAGES_PER_RUN:
-            inp["read_to"] = inp["messages"][-1]["created_at"]
-            limits[pk] = (limits[pk][0], inp["read_to"], True)
-    actions = first(ActionRun.objects.filter(span_of(limits)), MAX_MESSAGES_PER_RUN)
+    actions = first(ActionRun.objects.filter(span), MAX_MESSAGES_PER_RUN)
     for row in actions.order_by("created_at", "id").values("id", "name", "status", "created_at", "end_user_pk", version_id=F("conversation__version_id")):
         out[row.pop("end_user_pk")]["actions"].append(row)
-    replies = first(Message.objects.filter(span_of(limits), kind=Message.Kind.AGENT), MAX_CONTEXT_REPLIES, newest=True)
+    replies = first(Message.objects.filter(span, kind=Message.Kind.AGENT), MAX_CONTEXT_REPLIES, newest=True)
     for row in replies.order_by("created_at", "id").values("text", "created_at", "end_user_pk", version_id=F("conversation__version_id")):
         out[row.pop("end_user_pk")]["replies"].append(row)
     return out

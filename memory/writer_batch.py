@@ -30,7 +30,7 @@ from agents.models import AgentVersion, EndUser
 from . import due
 from .commit import CommitBatch, memory_commit
 from .models import Memory, MemoryRun
-from .selectors import writer_inputs
+from .selectors import MAX_MESSAGES_PER_RUN, writer_inputs
 from .writer import _record_failure, propose_read, run_quiet_window
 
 BATCH_SIZE = 25  # end users per task: large enough to share the reads, small enough to hold locks briefly
@@ -103,7 +103,7 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
             live.append(end_user)
     memories = _memory_rows(live, now)
     active = due.active_conversations_many([e.pk for e in live], now)
-    spans = {}
+    readable = []
     for end_user in live:
         memory = memories.get(end_user.pk)
         if memory is None or memory.forget_pending or end_user.pk in active:
@@ -111,8 +111,8 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
         elif memory.stopped_at is not None:
             finished[end_user.pk] = False
         else:
-            spans[end_user.pk] = (memory.read_up_to, now)
-    inputs = writer_inputs(spans=spans)
+            readable.append(end_user.pk)
+    inputs = writer_inputs(end_user_ids=readable, read_to=now)
     versions = _version_configs(inputs)
     configs = {e.pk: e.published_config for e in live}
 
@@ -120,6 +120,9 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
     for pk, inp in inputs.items():
         if not inp["messages"] and not inp["actions"]:
             finished[pk] = False
+            continue
+        if len(inp["messages"]) == MAX_MESSAGES_PER_RUN:  # a backlog: the single run reads it part by part
+            alone.append(pk)
             continue
         memory, started = memories[pk], time.monotonic()
         try:

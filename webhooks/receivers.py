@@ -10,14 +10,18 @@ the lower layer calls up through signals). Every change of a memory is saved by
   with what was removed.
 
 The payloads are ids and counts; never the memory's words."""
-from django.db.models.signals import post_save
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from agents.models import Agent
 from memory.models import Memory
 from memory.signals import end_user_erased
 
-from .services import emit, forget_end_user
+from .models import Endpoint
+from .services import emit, forget_end_user, forget_endpoints
+
+post_save.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.endpoint_saved")
+post_delete.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.endpoint_deleted")
 
 
 def memory_event(memory: Memory, fields: frozenset) -> tuple[str, dict] | None:

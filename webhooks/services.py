@@ -81,13 +81,36 @@ def endpoint_delete(*, endpoint: Endpoint) -> None:
 
 
 def subscribed(*, agent_id: int, event: str) -> list[Endpoint]:
-    """The active endpoints of the agent's team that take `event` from this agent (one query; the
-    event list is filtered here, as SQLite has no JSON containment)."""
-    return [
-        endpoint
-        for endpoint in Endpoint.objects.filter(team__agents=agent_id, active=True)
-        if event in endpoint.events and endpoint.agent_id in (None, agent_id)
-    ]
+    """The active endpoints of the agent's team that take `event` from this agent (the event list
+    is filtered here, as SQLite has no JSON containment)."""
+    return [endpoint for endpoint in _team_endpoints(agent_id) if event in endpoint.events and endpoint.agent_id in (None, agent_id)]
+
+
+def _team_endpoints(agent_id: int) -> list[Endpoint]:
+    """The active endpoints of the agent's team: one query, read once per outermost transaction
+    and agent (a batch of quiet-window runs changes many memories of one agent in one
+    transaction). Any change of an endpoint in this process drops what was read
+    (`forget_endpoints`); one made by another process during the transaction is seen by the next
+    one, as if it had been made a moment later."""
+    connection = transaction.get_connection()
+    query = Endpoint.objects.filter(team__agents=agent_id, active=True)
+    if not connection.in_atomic_block:
+        return list(query)
+    outermost = connection.atomic_blocks[0]
+    memo = getattr(connection, "_webhook_endpoints", None)
+    if memo is None or memo[0] is not outermost:
+        memo = (outermost, {})
+        connection._webhook_endpoints = memo
+    if agent_id not in memo[1]:
+        memo[1][agent_id] = list(query)
+    return memo[1][agent_id]
+
+
+def forget_endpoints(**kwargs) -> None:
+    """Drop the endpoints `_team_endpoints` read in this transaction (an endpoint changed)."""
+    connection = transaction.get_connection()
+    if hasattr(connection, "_webhook_endpoints"):
+        del connection._webhook_endpoints
 
 
 def emit(*, agent_id: int, event: str, data, now: datetime | None = None) -> list[Delivery]:
