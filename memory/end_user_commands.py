@@ -34,10 +34,10 @@ from agents.models import Conversation
 from . import policy
 from .commit import memory_commit, memory_locked
 from .models import Memory, MemoryRun
-from .selectors import memory_of
 from .note import note_lines, render_note
+from .selectors import memory_of
 from .services import memory_stop
-from .text import surface
+from .text import sentences, surface, words
 
 MAX_REQUEST_CHARS = 500  # a forget or show request is a short message; longer ones are not parsed for them
 MAX_MESSAGE_CHARS = 4000  # a stop is looked for in any chat message (agents.chat.MAX_MESSAGE_CHARS)
@@ -98,7 +98,6 @@ for _lang, _data in PHRASES.items():
     ]
 _IDIOM = re.compile(rf"(?:{_alternation('idiom')})\b(?!\s+(?:i|my|you)\b)")
 _STOPWORDS = frozenset(word for data in PHRASES.values() for word in data.get("polite", {}).get("stopwords", "").split())
-_SENTENCE = re.compile(r"[.!?;\n\u0964\u0965]+")
 _CLAUSE = re.compile(rf",|\s(?:{_alternation('conjunctions')})\s")
 
 
@@ -122,10 +121,9 @@ def _parts(text: str) -> list[str]:
     longer message is looked for ("Thanks for the help. Please stop remembering me, I don't like
     it."). Each must still be the request as a whole, so "if you stop remembering me" is not one."""
     parts: list[str] = []
-    for sentence in _SENTENCE.split(text)[:MAX_PARTS]:
-        if sentence.strip():
-            parts.append(sentence)
-            parts.extend(clause for clause in _CLAUSE.split(sentence)[:MAX_PARTS] if clause.strip() and clause != sentence)
+    for sentence in sentences(text, limit=MAX_PARTS):
+        parts.append(sentence)
+        parts.extend(clause for clause in _CLAUSE.split(sentence)[:MAX_PARTS] if clause.strip() and clause != sentence)
     return parts
 
 
@@ -173,10 +171,10 @@ def recognise(text: str) -> EndUserRequest | None:
         whole = _whole(_normalise(text))
         if whole is not None:
             return whole
-    sentences = [part for part in _SENTENCE.split(text)[:MAX_PARTS] if part.strip()]
-    if len(sentences) < 2:
+    parts = sentences(text, limit=MAX_PARTS)
+    if len(parts) < 2:
         return None
-    for sentence in sentences:
+    for sentence in parts:
         if len(sentence) <= MAX_REQUEST_CHARS:
             found = _whole(_normalise(sentence), bare_forget=False)
             if found is not None:
@@ -186,8 +184,6 @@ def recognise(text: str) -> EndUserRequest | None:
 
 # --- Which lines a "forget" is about --------------------------------------------------------
 
-_SAID_ONCE = re.compile(r"\(said once[^)]*\)", re.I)
-_WORD = re.compile(r"[\w\u0900-\u097F]+")
 
 
 def _stem(word: str) -> str:
@@ -205,8 +201,8 @@ def _stem(word: str) -> str:
 
 
 def _words(text: str) -> set[str]:
-    text = _SAID_ONCE.sub(" ", text.lower()).replace("'s", "")
-    return {_stem(w) for w in _WORD.findall(text) if w not in _STOPWORDS and not w.isdigit() or w.isdigit() and len(w) <= 4}
+    found = words(text.lower().replace("'s", ""), stopwords=_STOPWORDS)
+    return {_stem(w) for w in found if not w.isdigit() or len(w) <= 4}
 
 
 def _same_word(a: str, b: str) -> bool:

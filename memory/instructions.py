@@ -3,12 +3,12 @@
 The team's own instructions are added after these and win where they differ. `instruction_checks`
 reads the team's instructions for what they open (the Memory tab, the Builder, Publish, the API).
 """
-import re
 from dataclasses import dataclass
 
 from consent.notice import guidance_for, mentions_children
 
 from . import policy
+from .text import sentences
 
 DEFAULT_INSTRUCTIONS = """\
 You keep a short memory about one person who chats with a customer-facing agent. The memory is
@@ -89,12 +89,12 @@ def instruction_checks(instructions: str, *, ask_first: bool, memory_on: bool = 
     rows that apply (R13, R28). The recognising is `policy`'s own."""
     instructions = instructions or ""
     opened_codes = policy.categories_opened_by(instructions)
-    sentences = [s.strip() for s in re.split(r"[.;!?\n]+", instructions) if s and s.strip()]
+    clauses = [sentence.strip() for sentence in sentences(instructions)]
     opened = []
     for code in policy.CATEGORIES:
         if code not in opened_codes:
             continue
-        clause = next((s for s in sentences if code in policy.categories_opened_by(s)), "")
+        clause = next((s for s in clauses if code in policy.categories_opened_by(s)), "")
         opened.append((code, policy.CATEGORIES[code], clause))
     decisions = policy.decision_uses_in(instructions)
     rows = guidance_for(

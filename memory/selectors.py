@@ -13,7 +13,6 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agents.errors import AppError
-
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 
 from .models import Memory

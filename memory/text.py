@@ -21,6 +21,10 @@ written as words. Every check in ``memory.policy`` reads one of the views built 
     (``p a s s w o r d``) and leetspeak undone (``p@ssw0rd``) in any word that becomes a known keyword.
     Keyword checks (credentials, excluded categories) read this.
 
+Beside the views, the small text helpers every reader of people's words shares, each written once:
+``sentences`` (a text cut at its sentence ends), ``words`` (a text's words, less a caller's stop
+words), and the writer's "(said once, 3 Nov)" note (``is_said_once``, ``without_said_once``).
+
 Pure Python, no Django; everything is compiled once at import. A 300-character line costs tens of
 microseconds here.
 """
@@ -32,7 +36,10 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["View", "view", "surface", "plain", "fold_word", "WORD_START", "WORD_END", "register_keywords"]
+__all__ = [
+    "View", "view", "surface", "plain", "fold_word", "WORD_START", "WORD_END", "register_keywords",
+    "SENTENCE_END", "sentences", "words", "SAID_ONCE", "is_said_once", "without_said_once",
+]
 
 # Characters that change nothing a person reads but break a match: zero-width space / joiners,
 # word joiner, BOM, soft hyphen, Mongolian vowel separator, bidi marks and embeddings.
@@ -170,3 +177,41 @@ def view(text: str) -> View:
     if _LEET_NEIGHBOURS.search(folded):
         folded = _LEETY_TOKEN.sub(_unleet, folded)
     return View(surface=base, digits=digits, folded=folded, plain=plain(with_numbers))
+
+
+# --- Sentences, words and the said-once note --------------------------------------------------
+
+# Where a sentence ends: the Latin marks, a semicolon, a line break, and the Devanagari danda.
+SENTENCE_END = r"[.;!?\n\u0964\u0965]+"
+_SENTENCE_END = re.compile(SENTENCE_END)
+
+
+def sentences(text: str, *, limit: int | None = None) -> list[str]:
+    """The sentences of a text, in order, as written (not stripped); blank ones dropped. `limit`
+    bounds how many pieces are looked at, for text that may be long."""
+    pieces = _SENTENCE_END.split(text or "")
+    return [piece for piece in (pieces[:limit] if limit is not None else pieces) if piece.strip()]
+
+
+# The note the writer puts on what was said once or tentatively: "Might move (said once, 3 Nov)."
+SAID_ONCE = re.compile(r"\s*\(said once[^)]*\)", re.I)
+
+
+def is_said_once(line: str) -> bool:
+    return "(said once" in line.lower()
+
+
+def without_said_once(text: str) -> str:
+    """The line without its said-once note (and the space before it)."""
+    return SAID_ONCE.sub("", text)
+
+
+# A word: letters and digits of any script, Devanagari's vowel signs included.
+_WORD = re.compile(r"[\w\u0900-\u097F]+")
+
+
+def words(text: str, *, stopwords: frozenset[str] = frozenset(), min_length: int = 1) -> list[str]:
+    """The words of a text, lower-cased, in order, the said-once note left out; those in
+    `stopwords` (each caller's own, which are vocabulary) or shorter than `min_length` dropped."""
+    found = _WORD.findall(SAID_ONCE.sub(" ", text.lower()))
+    return [word for word in found if len(word) >= min_length and word not in stopwords]

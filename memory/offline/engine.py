@@ -6,11 +6,12 @@ import re
 from dataclasses import dataclass, field
 
 from .. import policy
-from .keys import kind_of, kind_of_line, kinds_left_out, line_key
+from ..text import is_said_once, without_said_once
 from .clauses import split
+from .keys import kind_of, kind_of_line, kinds_left_out, line_key
 from .rules import NEGATION_AWARE, RULES, Fact, Sentence, Update, contact_line, plan_name
 from .tables import Hint, languages_in
-from .vocabulary import INJECTION, PURCHASE_LABEL, SAID_ONCE, day_of, sentence_case, significant, table
+from .vocabulary import INJECTION, PURCHASE_LABEL, day_of, sentence_case, significant, table
 
 # ---------------------------------------------------------------------------------------------
 # The memory being updated
@@ -100,9 +101,9 @@ class _Memory:
         for line in self.lines:
             if line.text is None or line_key(line.text) != fact.key:
                 continue
-            if line.text == fact.text or (fact.tentative and "(said once" not in line.text.lower()):
+            if line.text == fact.text or (fact.tentative and not is_said_once(line.text)):
                 return  # already known; a new "maybe" does not weaken a firm line
-            if fact.tentative and "(said once" in line.text.lower():
+            if fact.tentative and is_said_once(line.text):
                 return  # said once again: the line and its first date stand
             line.text, line.sources = fact.text, list(fact.sources)
             return
@@ -123,7 +124,7 @@ class _Memory:
         rather than stays. Right or silent."""
         for line in self.lines:
             if line.text is not None and line_key(line.text) == fact.key and line.text != fact.text:
-                if "(said once" not in line.text.lower() and not fact.key.startswith("action:"):
+                if not is_said_once(line.text) and not fact.key.startswith("action:"):
                     line.text, line.sources = None, list(fact.sources)
         self.added = [added for added in self.added if added.key != fact.key]
 
@@ -141,7 +142,7 @@ class _Memory:
                     line.text, line.sources = None, list(update.sources)
                 else:
                     new_text = re.sub(rf"\b{re.escape(update.old)}\b", update.new, line.text, flags=re.I)
-                    new_text = SAID_ONCE.sub("", new_text)
+                    new_text = without_said_once(new_text)
                     if new_text == line.text:
                         pass
                     elif self.allows(new_text, line_key(new_text), update.sources):
@@ -289,7 +290,7 @@ def _confirms_said_once(memory: _Memory, fact: Fact) -> bool:
     """An action that does what a said-once line said might happen replaces that line."""
     words = significant(fact.text)
     for line in memory.lines:
-        if line.text and "(said once" in line.text.lower():
+        if line.text and is_said_once(line.text):
             target = significant(line.text) - {"might", "plans"}
             if target and target <= words | {"move", "switch"}:
                 line.text, line.sources = fact.text, list(fact.sources)

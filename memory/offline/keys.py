@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..text import SENTENCE_END, is_said_once
 from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
 
 # ---------------------------------------------------------------------------------------------
@@ -89,13 +90,17 @@ _LEAVE_OUT = re.compile(
 _ONLY_KEEP = re.compile(r"\bonly\s+(?:keep|remember|store|save|note|track)\b|\b(?:keep|remember)\s+only\b", re.I)
 
 
+# Clauses of the instructions: sentences, and the parts of one either side of a "but".
+_CLAUSE_SPLIT = re.compile(rf"{SENTENCE_END}|,?\s+\bbut\b\s*")
+
+
 def kinds_left_out(instructions: str) -> frozenset[str]:
     """Kinds of line the team's instructions leave out: "Do not keep office locations" -> {"office"}.
 
     "Only keep their language" leaves out every other kind.
     """
     left_out: set[str] = set()
-    for clause in re.split(r"[.;!?\n]+|,?\s+\bbut\b\s*", instructions or ""):
+    for clause in _CLAUSE_SPLIT.split(instructions or ""):
         named = {
             kind: match
             for kind, pattern in COMPILED_KIND_VOCABULARY.items()
@@ -110,7 +115,7 @@ def kinds_left_out(instructions: str) -> frozenset[str]:
 
 
 def kind_of(text: str, key: str | None) -> str | None:
-    if key and "(said once" in text.lower():
+    if key and is_said_once(text):
         return "tentative"
     if key:
         return _KIND_OF_KEY.get(key.split(":", 1)[0])

@@ -9,6 +9,8 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
+from memory.text import words
+
 # ---------------------------------------------------------------------------------------------
 # Vocabulary, read from the phrase tables (phrases/<language>.json)
 # ---------------------------------------------------------------------------------------------
@@ -105,8 +107,8 @@ def clean_phrase(phrase: str) -> str:
 
 
 def significant(text: str) -> set[str]:
-    words = re.findall(r"[a-z0-9][a-z0-9\-]*", SAID_ONCE.sub("", text.lower()))
-    return {word for word in words if len(word) >= 3 and word not in STOP_WORDS}
+    """The words that say what a line is about (its key, and whether two lines are the same fact)."""
+    return set(words(text, stopwords=STOP_WORDS, min_length=3))
 
 
 def title(place: str) -> str:
@@ -130,5 +132,3 @@ def day_of(item: dict) -> str:
     return f"{moment.day} {moment:%b}"
 
 
-
-SAID_ONCE = re.compile(r"\s*\(said once[^)]*\)", re.I)

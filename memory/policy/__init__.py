@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from memory.text import view
+from memory.text import SENTENCE_END, sentences, view, without_said_once
 
 from .categories import category_of
 from .credentials import detect_secrets_in, key_in, password_in
@@ -184,7 +184,6 @@ _CHECK_ORDER = (
 assert set(_CHECK_ORDER) == set(CATEGORIES)
 
 # The "(said once, 3 Nov)" note is ours: "once" in it must not read as a one-off request.
-_SAID_ONCE_NOTE = re.compile(r"\(said once[^)]*\)", re.I)
 
 
 def find_category(line: str, *, opened: frozenset[str] = frozenset()) -> str | None:
@@ -196,7 +195,7 @@ def find_category(line: str, *, opened: frozenset[str] = frozenset()) -> str | N
     language, office or location, role, setup (device, plan, OS, integration), goals, work in progress,
     dated successful actions and said-once notes.
     """
-    text = _SAID_ONCE_NOTE.sub("", line or "")
+    text = without_said_once(line or "")
     return category_of(view(text), _CHECK_ORDER, opened)
 
 
@@ -204,7 +203,7 @@ def find_category(line: str, *, opened: frozenset[str] = frozenset()) -> str | N
 # Team instructions
 # ---------------------------------------------------------------------------------------------
 
-_CLAUSE_SPLIT = re.compile(r"[.;!?\n]+|,?\s+\b(?:but|however|though|although|whereas)\b\s*", re.I)
+_CLAUSE_SPLIT = re.compile(rf"{SENTENCE_END}|,?\s+\b(?:but|however|though|although|whereas)\b\s*", re.I)
 _POSITIVE = re.compile(
     r"\b(?:keep|keeps|kept|remember|remembers|store|stores|save|saves|note|notes|record|records|track|tracks|"
     r"log|include|includes|capture|captures|retain|retains|hold|holds|allow|allowed|open|opens|"
@@ -302,7 +301,7 @@ def decision_uses_in(instructions: str) -> list[str]:
     not to ("Never use memory to decide on loans") gives nothing.
     """
     found: set[str] = set()
-    for sentence in re.split(r"[.;!?\n]+", instructions or ""):
+    for sentence in sentences(instructions):
         if not _DECISION_WORDS.search(sentence) or _DECISION_NEGATION.search(sentence):
             continue
         for label, pattern in _COMPILED_DECISION_USES.items():
