@@ -22,6 +22,7 @@ from agents.models import Agent, AgentDraft, AgentVersion
 from . import memory_settings
 from .form_words import plain_error
 from .instructions import instruction_checks
+from .text import words
 
 TASK = "builder_changes"
 MAX_MESSAGE_CHARS = 2000
@@ -78,6 +79,7 @@ HELP = (
     "to keep or leave out. For example: \u201cturn on memory, keep which office they work from, and ask first\u201d."
 )
 
+# Sentences to edit and join again, so each keeps its end mark (`text.sentences` drops them).
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _KEEP_SENTENCE = re.compile(r"^(?:also\s+)?(?:keep|remember|store|save|note|track|record|include)\b", re.I)
 _LEAVE_SENTENCE = re.compile(
@@ -90,7 +92,7 @@ _STOP_WORDS = frozenset(
 
 
 def _significant(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4 and w not in _STOP_WORDS}
+    return set(words(text, stopwords=_STOP_WORDS, min_length=4))
 
 
 def _sentences(instructions: str) -> list[str]:
