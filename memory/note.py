@@ -8,6 +8,7 @@ from agents.models import Conversation
 from .models import Memory
 from .policy import line_refusal
 from .selectors import memory_of
+from .text import is_said_once
 
 NOTE_PREAMBLE = (
     "What you remember about this person from earlier chats. It may be incomplete or out of date. "
@@ -16,7 +17,6 @@ NOTE_PREAMBLE = (
 )
 NOTE_START, NOTE_END = "<memory>", "</memory>"
 _NOTE_IN_PROMPT = re.compile(re.escape(NOTE_START) + r"\n(.*?)\n" + re.escape(NOTE_END), re.S)
-_SAID_ONCE = re.compile(r"\(said once", re.I)
 
 
 def render_note(lines: list[str]) -> str:
@@ -32,7 +32,7 @@ def note_read(system: str) -> list[tuple[str, bool]]:
     (not marked "said once"): how the offline chat engine reads it (`agents.ports.NoteRead`)."""
     match = _NOTE_IN_PROMPT.search(system or "")
     lines = [line for line in match.group(1).split("\n") if line.strip()] if match else []
-    return [(line, not _SAID_ONCE.search(line)) for line in lines]
+    return [(line, not is_said_once(line)) for line in lines]
 
 
 @functools.lru_cache(maxsize=20_000)
