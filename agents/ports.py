@@ -8,6 +8,7 @@ that is what a bare `agents` app means: no gate, no note, no consent, memory set
 whose parameters (names and kinds) match its Protocol, so a drifted signature fails a test rather
 than a chat.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -190,7 +191,9 @@ class _MemoryAlwaysOff:
     def validate(self, settings: Any) -> dict[str, Any]:
         from .errors import InvalidConfig
 
-        if not isinstance(settings, dict) or any(settings.get(key) for key in ("on", "showSwitch", "askFirst", "privacyUrl")):
+        if not isinstance(settings, dict) or any(
+            settings.get(key) for key in ("on", "showSwitch", "askFirst", "privacyUrl")
+        ):
             raise InvalidConfig("This installation has no memory.", field="memorySettings")
         return self.default()
 
@@ -216,7 +219,9 @@ class _NoBuilder:
 
 @dataclass
 class Ports:
-    memory_gates: list[MemoryGate] = field(default_factory=list)  # consent (ask first), then memory (stopped): app order
+    memory_gates: list[MemoryGate] = field(
+        default_factory=list
+    )  # consent (ask first), then memory (stopped): app order
     memory_note: MemoryNote = _no_note  # memory
     memory_due_mark: MemoryDueMark = _no_due_mark  # memory
     end_user_request: EndUserRequest = _no_request  # memory
@@ -265,7 +270,6 @@ def add_memory_gate(gate: MemoryGate) -> None:
 def add_offline_handler(task: str, handler: OfflineHandler) -> None:
     if ports.offline_handlers.setdefault(task, handler) is not handler:
         raise RuntimeError(f"The offline task {task!r} already has rules")
-
 
 
 def add_error_codes(codes: dict[str, tuple[int, str]]) -> None:

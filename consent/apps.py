@@ -14,4 +14,6 @@ class ConsentConfig(AppConfig):
         from .services import consent_gate, consent_record
 
         add_memory_gate(consent_gate)
-        fill(consent_state=consent_state, consent_record=consent_record, notice_text=notice_text, notice_line=NOTICE_LINE)
+        fill(
+            consent_state=consent_state, consent_record=consent_record, notice_text=notice_text, notice_line=NOTICE_LINE
+        )

@@ -2,8 +2,14 @@
 (`agents.api_errors.error_codes()`) through the port `ports.error_codes` in `MemoryConfig.ready`."""
 
 MEMORY_ERROR_CODES: dict[str, tuple[int, str]] = {
-    "memory_refused": (400, "The memory text holds a password, key, card or government id number, a line over 300 characters, or more than 30 lines; nothing changed."),
+    "memory_refused": (
+        400,
+        "The memory text holds a password, key, card or government id number, a line over 300 characters, or more than 30 lines; nothing changed.",
+    ),
     "job_not_found": (404, "No Try or Apply job with this id on this agent."),
     "job_running": (409, "A Try (or an Apply) is already running for this agent: wait for it, or cancel it."),
-    "memory_stopped": (409, "This end user asked to stop being remembered; resume with stop(false) before setting a memory."),
+    "memory_stopped": (
+        409,
+        "This end user asked to stop being remembered; resume with stop(false) before setting a memory.",
+    ),
 }

@@ -11,6 +11,7 @@ Used by the Build screen's side panel and by `POST /api/v1/agents/{id}/builder`,
 through the port `ports.builder` (this module is its implementation, filled in `MemoryConfig.ready`),
 and so is `publish_warnings`, the Build screen's second look before Publish (`ports.publish_warnings`).
 """
+
 import re
 from typing import Any
 
@@ -141,14 +142,16 @@ def _read(data: Any) -> tuple[dict, list[str], list[str], list[str]]:
     if not isinstance(data, dict) or not isinstance(data.get("set"), dict):
         raise EngineError("The Builder's answer is not in the expected shape.", code="model_malformed")
     settings = {key: data["set"][key] for key in SETTING_KEYS if data["set"].get(key) is not None}
-    return settings, _strings(data.get("keep", [])), _strings(data.get("leave_out", [])), _strings(data.get("not_understood", []))
+    return (
+        settings,
+        _strings(data.get("keep", [])),
+        _strings(data.get("leave_out", [])),
+        _strings(data.get("not_understood", [])),
+    )
 
 
 def _describe(before: dict, after: dict, added: list[str], removed: list[str]) -> list[str]:
-    changes = [
-        c for c in memory_settings.describe_changes(before, after)
-        if c != "memory instructions changed"
-    ]
+    changes = [c for c in memory_settings.describe_changes(before, after) if c != "memory instructions changed"]
     changes += [f"memory instructions: added \u201c{s}\u201d" for s in added]
     changes += [f"memory instructions: removed \u201c{s}\u201d" for s in removed]
     return changes
@@ -161,7 +164,9 @@ def _consent_advice(before: dict, after: dict) -> str:
     if not checks.recommend_ask_first:
         return ""
     was = {code for code, _label, _s in instruction_checks(before["instructions"], ask_first=before["askFirst"]).opened}
-    new = [label.lower() for code, label, _s in checks.opened if code not in was] or [label.lower() for _c, label, _s in checks.opened]
+    new = [label.lower() for code, label, _s in checks.opened if code not in was] or [
+        label.lower() for _c, label, _s in checks.opened
+    ]
     return (
         f" Note: this opens {', '.join(new)}, which the defaults leave out, and ask first is off. "
         "Asking first is recommended: you likely need consent (see the guidance on the Memory tab)."
@@ -178,7 +183,9 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     if not isinstance(message, str) or not message.strip():
         raise AppError("invalid_message", "Tell the Builder what to change.", field="message")
     if len(message) > MAX_MESSAGE_CHARS:
-        raise AppError("message_too_long", f"A Builder message is at most {MAX_MESSAGE_CHARS} characters.", field="message")
+        raise AppError(
+            "message_too_long", f"A Builder message is at most {MAX_MESSAGE_CHARS} characters.", field="message"
+        )
     before_config = services.agent_draft_config(agent)
     before = before_config["memorySettings"]
     payload = {
@@ -212,7 +219,12 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     if not changes:
         reply = "That is how the settings already are, so nothing changed." + unclear
     elif draft is None:
-        reply = "Done, and the settings now match the published version, so nothing waits for Publish: " + "; ".join(changes) + "." + unclear
+        reply = (
+            "Done, and the settings now match the published version, so nothing waits for Publish: "
+            + "; ".join(changes)
+            + "."
+            + unclear
+        )
     else:
         reply = "Done, in the draft, waiting for Publish: " + "; ".join(changes) + "." + unclear
     if changes:

@@ -1,6 +1,7 @@
 """/demo/chat/: a pretend customer site embedding the demo agent that `seed_demo` loads, as a site
 owner would (the team, the agent and the end users it may act as are the seed's, so they live here,
 beside it, not in the website chat's app)."""
+
 from django.conf import settings
 from django.http import Http404
 from django.shortcuts import render

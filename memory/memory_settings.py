@@ -6,6 +6,7 @@ defaults, the one validator every path uses, and how a change reads.
 tab, the Builder and the API all refuse invalid settings (quietMinutes 7, keepForDays 0, a
 privacyUrl that is not http(s), instructions holding a secret) with the same message.
 """
+
 import unicodedata
 from typing import Any
 from urllib.parse import urlparse

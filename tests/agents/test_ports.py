@@ -1,6 +1,7 @@
 """The ports `agents` calls up through: after start-up every one is filled by `memory` or
 `consent`, and each implementation has what its Protocol names: the same parameters (names and
 kinds) for every method, and every data member. A drifted signature fails here, not in a chat."""
+
 import inspect
 import typing
 from dataclasses import MISSING
@@ -50,7 +51,9 @@ def mismatches(protocol, implementation) -> list[str]:
         if target is None or not callable(target):
             out.append(f"no {method}")
         elif _shape(inspect.signature(target)) != _expected(protocol, method):
-            out.append(f"{method}{inspect.signature(target)} is not {method}{inspect.signature(getattr(protocol, method))}")
+            out.append(
+                f"{method}{inspect.signature(target)} is not {method}{inspect.signature(getattr(protocol, method))}"
+            )
     for member, kind in typing.get_type_hints(protocol).items():
         value = getattr(implementation, member, None)
         if not isinstance(value, typing.get_origin(kind) or kind):
@@ -67,7 +70,9 @@ def test_the_gates_the_offline_tasks_and_the_error_codes_are_filled():
     assert len(ports.memory_gates) == 2  # consent's ask-first gate and memory's stopped gate
     assert set(ports.offline_handlers) == {"chat_reply", "builder_changes", "memory_operations"}
     assert {"memory_refused", "memory_stopped", "job_running", "job_not_found"} <= set(ports.error_codes)
-    assert all(isinstance(status, int) and isinstance(text, str) and text for status, text in ports.error_codes.values())
+    assert all(
+        isinstance(status, int) and isinstance(text, str) and text for status, text in ports.error_codes.values()
+    )
     assert isinstance(ports.notice_line, str) and ports.notice_line
 
 
