@@ -13,6 +13,7 @@ Everything it makes lives in a scratch team that it removes at the end.
 """
 import argparse
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -21,28 +22,40 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentnava_site.settings")
-os.environ.setdefault("DEBUG", "1")
+os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret-0123456789abcdefghijklmnop")
 
 import django  # noqa: E402
 
 django.setup()
 
 from django.db import connection  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from agents import services as agent_services  # noqa: E402
 from agents.models import Plan, Team  # noqa: E402
-from memory import writer  # noqa: E402
+from memory import writer, writer_batch  # noqa: E402
 from memory.selectors import end_users_due_for_memory, writer_input  # noqa: E402
 
 SENTENCES = [
-    "I work from the Pune office.",
+    "I work from the {city} office.",
     "Please email me, I prefer email over phone.",
-    "We are migrating our tickets from Zendesk.",
+    "We are migrating our tickets from {tool}.",
     "Maybe we'll move to the annual plan.",
-    "Can you check the invoice from last month?",
-    "I use the Android app mostly.",
+    "Can you check invoice {n} from last month?",
+    "I use the {app} app mostly.",
 ]
+CITIES = ["Pune", "Delhi", "Lisbon", "Austin", "Nairobi", "Leeds", "Osaka"]
+TOOLS = ["Zendesk", "Freshdesk", "Intercom", "Jira"]
+APPS = ["Android", "iOS", "web"]
+
+
+def sentence(i: int, j: int) -> str:
+    """Person i's j-th message: the same kinds of things for everyone, in words that differ from
+    person to person (so nothing a process remembers of one run makes the next one cheaper)."""
+    return SENTENCES[(i + j) % len(SENTENCES)].format(
+        city=CITIES[i % len(CITIES)], tool=TOOLS[i % len(TOOLS)], app=APPS[i % len(APPS)], n=1000 + i * 7 + j
+    )
 
 
 def scratch_agent(slug):
@@ -54,24 +67,61 @@ def scratch_agent(slug):
     return team, agent
 
 
-def writer_throughput(agent, n_users, m_messages):
+def people(agent, prefix, n_users, m_messages):
+    """n_users end users, each with one chat of m_messages and a renewal, quiet for hours."""
     start = timezone.now() - timedelta(hours=3)
     end_user_ids = []
     for i in range(n_users):
-        conversation = agent_services.conversation_start(agent=agent, external_id=f"u_{i}", now=start)
+        conversation = agent_services.conversation_start(agent=agent, external_id=f"{prefix}_{i}", now=start)
         at = start
         for j in range(m_messages):
             at += timedelta(seconds=20)
-            agent_services.message_record(conversation=conversation, kind="user", text=SENTENCES[(i + j) % len(SENTENCES)], now=at)
+            agent_services.message_record(conversation=conversation, kind="user", text=sentence(i, j), now=at)
         agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded", now=at)
         end_user_ids.append(conversation.end_user_id)
+    return end_user_ids
+
+
+def _batches(ids):
+    return [ids[k : k + writer_batch.BATCH_SIZE] for k in range(0, len(ids), writer_batch.BATCH_SIZE)]
+
+
+def _run_batches(ids):
+    now = timezone.now()
+    return sum(len(writer_batch.run_quiet_windows(end_user_ids=batch, now=now)) for batch in _batches(ids))
+
+
+def writer_throughput(agent, n_users, m_messages, workers=2):
+    """The quiet-window writer three ways, on fresh people each time: one run at a time
+    (`writer.run_quiet_window`), in batches (`writer_batch`, what the sweep queues) in this
+    process, and in batches in `workers` processes at once (a cluster's workers on this machine's
+    cores, each with its own database connection)."""
+    single_ids = people(agent, "single", n_users, m_messages)
+    batch_ids = people(agent, "batch", n_users, m_messages)
+    parallel_ids = people(agent, "parallel", n_users * workers, m_messages)
     now = timezone.now()
     t0, c0 = time.perf_counter(), time.process_time()
-    runs = sum(1 for pk in end_user_ids if writer.run_quiet_window(end_user_id=pk, now=now))
-    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"writer: {runs} runs over {n_users} end users x {m_messages} messages in {elapsed:.2f} s "
-          f"= {runs / elapsed:.1f} runs/s (offline engine, {connection.vendor}); "
-          f"this process's CPU {cpu / runs * 1000:.1f} ms a run (the database's own time not counted)")
+    with CaptureQueriesContext(connection) as queries:
+        runs = sum(1 for pk in single_ids if writer.run_quiet_window(end_user_id=pk, now=now))
+    single, single_cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"writer, one run at a time: {runs} runs ({n_users} people x {m_messages} messages + 1 action) in {single:.2f} s "
+          f"= {runs / single:.1f} runs/s; {len(queries.captured_queries) / runs:.1f} statements a run; "
+          f"CPU {single_cpu / runs * 1000:.1f} ms a run in this process")
+    t0, c0 = time.perf_counter(), time.process_time()
+    with CaptureQueriesContext(connection) as queries:
+        runs = _run_batches(batch_ids)
+    batched, batched_cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"writer, batches of {writer_batch.BATCH_SIZE} in one process: {runs} runs in {batched:.2f} s = {runs / batched:.1f} runs/s "
+          f"({single / batched:.2f}x one at a time); {len(queries.captured_queries) / runs:.2f} statements a run "
+          f"({len(queries.captured_queries) / len(_batches(batch_ids)):.0f} a batch); CPU {batched_cpu / runs * 1000:.1f} ms a run")
+    halves = [parallel_ids[k::workers] for k in range(workers)]
+    connection.close()  # each worker opens its own
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        t0 = time.perf_counter()
+        runs = sum(pool.map(_run_batches, halves))
+        parallel = time.perf_counter() - t0
+    print(f"writer, batches in {workers} processes at once ({os.cpu_count()} cores, the database on the same machine): "
+          f"{runs} runs in {parallel:.2f} s = {runs / parallel:.1f} runs/s (offline engine, {connection.vendor})")
 
 
 def _engine_payload(texts, actions=()):
@@ -89,7 +139,7 @@ def engine_alone(n_users, m_messages, rounds=7):
 
     renew = {"id": "a1", "at": "2026-11-03T14:59:00+00:00", "day": "3 Nov", "name": "renew_plan", "label": "Renewed the plan", "status": "succeeded"}
     bench_payloads = [
-        _engine_payload([SENTENCES[(i + j) % len(SENTENCES)] for j in range(m_messages)], [renew]) for i in range(n_users)
+        _engine_payload([sentence(i, j) for j in range(m_messages)], [renew]) for i in range(n_users)
     ]
     eval_payloads = []
     for path in sorted((Path(__file__).resolve().parents[1] / "tests" / "eval").glob("cases*.jsonl")):
@@ -167,7 +217,7 @@ def input_growth(agent, chats):
         end_user = conversation.end_user
         for j in range(5):
             at += timedelta(minutes=1)
-            agent_services.message_record(conversation=conversation, kind="user", text=SENTENCES[(k + j) % len(SENTENCES)], now=at)
+            agent_services.message_record(conversation=conversation, kind="user", text=sentence(k, j), now=at)
             agent_services.message_record(conversation=conversation, kind="agent", text="Thanks, noted.", now=at)
         memory = getattr(end_user, "memory", None)
         read_from = memory.read_up_to if memory else None

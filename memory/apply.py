@@ -9,7 +9,13 @@ Guarantees:
   transaction as that memory's change, so after a crash or a second delivery of a task the job
   goes on from where it was and never reviews a memory twice;
 - a memory changed by someone else while the model was reading it is left as they wrote it;
-- cancel is honoured between two memories; counts so far stay.
+- cancel is honoured between two batches of reviews; counts so far stay.
+
+Reviews are recorded in batches (up to BATCH_SIZE memories, fewer when the task's time is up or
+the model fails): one transaction locks the job and the batch's memories, commits each change
+through `memory_commit` (with a `CommitBatch`: one UPDATE of the memories, one INSERT of the
+audit rows) and moves the job's counts and cursor with them. A review that raises records those
+before it first.
 
 Tasks take the job's id only. One task works for at most TASK_SECONDS, then queues the next, so
 a task stays well inside the cluster's timeout even with a slow model.
@@ -17,6 +23,7 @@ a task stays well inside the cluster's timeout even with a slow model.
 import logging
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -26,7 +33,7 @@ from agents.engines import EngineError, get_engine
 from agents.errors import AppError
 from agents.models import Agent
 
-from .commit import memory_commit
+from .commit import CommitBatch, memory_commit
 from .models import ApplyJob, Memory, MemoryRun
 from .writer import propose
 
@@ -135,67 +142,90 @@ def _finish(job_id: int, status: str, *, error: str = "", now=None) -> None:
     )
 
 
-def _review_one(job: ApplyJob, memory: Memory, config: dict, engine, now, *, retry: bool = False) -> tuple[bool, str | None]:
-    """Review one memory and record it. Returns (still running, engine error code or None).
-    `retry`: one whose review failed before (taken from `retry_ids`, not the cursor). A failure
-    keeps the memory in `failed_ids`, so Resume reviews it again."""
+@dataclass
+class _Review:
+    memory: Memory  # as read: its review is recorded only if nobody changed it since
+    outcome: object = None
+    result: object = None
+    error_code: str | None = None
+    duration_ms: int = 0
+
+
+def _review(memory: Memory, config: dict, engine, now) -> _Review:
+    """Ask the model (or the offline rules) to review one memory; saves nothing."""
     started = time.monotonic()
-    error_code = None
+    review = _Review(memory=memory)
     try:
-        outcome, result = propose(lines=memory.lines, inp=NO_NEW_INPUT, config=config, now=now, mode="review", engine=engine)
+        review.outcome, review.result = propose(lines=memory.lines, inp=NO_NEW_INPUT, config=config, now=now, mode="review", engine=engine)
     except EngineError as exc:
-        outcome, result, error_code = None, None, exc.code
+        review.error_code = exc.code
+    review.duration_ms = int((time.monotonic() - started) * 1000)
+    return review
+
+
+def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool = False) -> bool:
+    """Record reviews in one transaction: each changed memory through `memory_commit` (its audit
+    row), the job's counts and cursor with them. Returns whether the job is still running.
+    `retry`: memories whose review failed before (taken from `retry_ids`, not the cursor). A failure
+    keeps the memory in `failed_ids`, so Resume reviews it again. A review already recorded (a
+    second delivery of the task) is skipped; a memory changed since it was read is left as it is."""
     with transaction.atomic():
         locked_job = ApplyJob.objects.select_for_update().get(pk=job.pk)
         if not locked_job.is_active:
-            return False, None
+            return False
         if locked_job.cancel_requested:
             locked_job.status, locked_job.finished_at = ApplyJob.Status.CANCELLED, now
             locked_job.save(update_fields=["status", "finished_at"])
-            return False, None
-        if retry:
-            if memory.pk not in locked_job.retry_ids:  # another delivery of this task already did it
-                return True, None
-            locked_job.retry_ids = [pk for pk in locked_job.retry_ids if pk != memory.pk]
-        elif locked_job.cursor >= memory.pk:  # another delivery of this task already did it
-            return True, None
-        duration = int((time.monotonic() - started) * 1000)
-        locked = Memory.objects.select_for_update().filter(pk=memory.pk).first()
-        if error_code:
-            locked_job.failed += 1
-            locked_job.failed_ids = [*locked_job.failed_ids, memory.pk]
-            if locked is not None:
-                memory_commit(
-                    locked, now=now, kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.FAILED,
-                    run={"engine": (engine or get_engine()).name, "error": error_code[:200], "duration_ms": duration},
-                    actor_id=locked_job.created_by_id,
-                )
-        else:
-            locked_job.reviewed += 1
-            dropped = Counter(locked_job.dropped) + outcome.dropped
-            locked_job.dropped = dict(dropped)
-            unchanged_since_read = locked is not None and locked.text == memory.text and locked.stopped_at is None
-            if outcome.changed and unchanged_since_read:
-                memory_commit(
-                    locked, now=now, kind=MemoryRun.Kind.APPLY, lines=outcome.lines,
-                    run={
-                        "engine": result.engine, "dropped": dict(outcome.dropped), "duration_ms": duration,
-                        "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-                    },
-                    actor_id=locked_job.created_by_id,
-                )
-                locked_job.changed += 1
-                locked_job.replaced += outcome.replaced
-                locked_job.removed += outcome.removed
-        if not retry:
-            locked_job.cursor = memory.pk
+            return False
+        batch = CommitBatch(now)
+        locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[r.memory.pk for r in reviews]).order_by("pk")}
+        dropped = Counter(locked_job.dropped)
+        for review in reviews:
+            memory = review.memory
+            if retry:
+                if memory.pk not in locked_job.retry_ids:  # another delivery of this task already did it
+                    continue
+                locked_job.retry_ids = [pk for pk in locked_job.retry_ids if pk != memory.pk]
+            elif locked_job.cursor >= memory.pk:  # another delivery of this task already did it
+                continue
+            current = locked.get(memory.pk)
+            if review.error_code:
+                locked_job.failed += 1
+                locked_job.failed_ids = [*locked_job.failed_ids, memory.pk]
+                if current is not None:
+                    memory_commit(
+                        current, now=now, kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.FAILED,
+                        run={"engine": (engine or get_engine()).name, "error": review.error_code[:200], "duration_ms": review.duration_ms},
+                        actor_id=locked_job.created_by_id, batch=batch,
+                    )
+            else:
+                outcome, result = review.outcome, review.result
+                locked_job.reviewed += 1
+                dropped += outcome.dropped
+                unchanged_since_read = current is not None and current.text == memory.text and current.stopped_at is None
+                if outcome.changed and unchanged_since_read:
+                    memory_commit(
+                        current, now=now, kind=MemoryRun.Kind.APPLY, lines=outcome.lines,
+                        run={
+                            "engine": result.engine, "dropped": dict(outcome.dropped), "duration_ms": review.duration_ms,
+                            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+                        },
+                        actor_id=locked_job.created_by_id, batch=batch,
+                    )
+                    locked_job.changed += 1
+                    locked_job.replaced += outcome.replaced
+                    locked_job.removed += outcome.removed
+            if not retry:
+                locked_job.cursor = memory.pk
+        batch.flush()
+        locked_job.dropped = dict(dropped)
         locked_job.heartbeat_at = now
         locked_job.save(
             update_fields=[
                 "reviewed", "failed", "failed_ids", "retry_ids", "changed", "replaced", "removed", "dropped", "cursor", "heartbeat_at",
             ]
         )
-    return True, error_code
+    return True
 
 
 def _drop_retries(job_id: int, ids: list[int]) -> None:
@@ -246,22 +276,28 @@ def apply_job_step(job_id: int, *, engine=None, budget_seconds: float = TASK_SEC
         if not batch:
             _finish(job_id, ApplyJob.Status.DONE)
             return ApplyJob.Status.DONE
-        for memory in batch:
-            running, error_code = _review_one(job, memory, config, engine, timezone.now(), retry=retrying)
-            if not running:
-                return ApplyJob.objects.values_list("status", flat=True).get(pk=job_id)
-            consecutive_failures = consecutive_failures + 1 if error_code else 0
-            if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
-                _finish(
-                    job_id,
-                    ApplyJob.Status.FAILED,
-                    error=f"The model failed {consecutive_failures} times in a row ({error_code}). Resume when it is back.",
-                )
-                return ApplyJob.Status.FAILED
-            if time.monotonic() - started > budget_seconds:
-                if enqueue_next:
-                    _enqueue(job)
-                return "continued"
+        reviews: list[_Review] = []
+        try:
+            for memory in batch:
+                reviews.append(_review(memory, config, engine, timezone.now()))
+                consecutive_failures = consecutive_failures + 1 if reviews[-1].error_code else 0
+                if consecutive_failures >= MAX_CONSECUTIVE_FAILURES or time.monotonic() - started > budget_seconds:
+                    break
+        finally:  # what was reviewed is recorded, even when the worker is stopping on an error
+            running = _record(job, reviews, engine, timezone.now(), retry=retrying) if reviews else True
+        if not running:
+            return ApplyJob.objects.values_list("status", flat=True).get(pk=job_id)
+        if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+            _finish(
+                job_id,
+                ApplyJob.Status.FAILED,
+                error=f"The model failed {consecutive_failures} times in a row ({reviews[-1].error_code}). Resume when it is back.",
+            )
+            return ApplyJob.Status.FAILED
+        if time.monotonic() - started > budget_seconds:
+            if enqueue_next:
+                _enqueue(job)
+            return "continued"
 
 
 def apply_latest(agent: Agent) -> ApplyJob | None:
