@@ -2,7 +2,7 @@
 list (everyone who chatted or is remembered, filtered, keyset-paged by id, never OFFSET), runs per day
 for the activity chart, one person's memory facts, what erasing them removes, a conversation's
 transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
@@ -115,7 +115,7 @@ def people_page(agent: Agent, *, query: str = "", show: str = "", after: str = "
     )
 
 
-# --- The chart -------------------------------------------------------------------------------
+# --- The chart's numbers (drawn by memory.templatetags.memory_charts) -------------------------
 
 
 @dataclass
@@ -131,29 +131,9 @@ class ChartDay:
         return self.added + self.replaced + self.removed + self.failed
 
 
-@dataclass
-class Chart:
-    days: list[ChartDay]
-    width: int = 320
-    height: int = 110
-    bars: list[dict] = field(default_factory=list)
-
-    @property
-    def peak(self) -> int:
-        return max((d.total for d in self.days), default=0)
-
-    @property
-    def totals(self) -> dict:
-        return {k: sum(getattr(d, k) for d in self.days) for k in ("added", "replaced", "removed", "failed")}
-
-
-SERIES = (("added", "#15803d"), ("replaced", "#4f46e5"), ("removed", "#b91c1c"), ("failed", "#d97706"))
-
-
-def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_DAYS) -> Chart:
-    """Lines added, replaced and removed, and failed runs, per day over the last `days` days
-    (all kinds of run: quiet windows, team edits, the API, Apply). Laid out as stacked bars for
-    an inline SVG drawn on the server."""
+def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_DAYS) -> list[ChartDay]:
+    """Lines added, replaced and removed, and failed runs, per day over the last `days` days, oldest
+    first, every day present (all kinds of run: quiet windows, team edits, the API, Apply)."""
     today = today or timezone.localdate()
     first = today - timedelta(days=days - 1)
     start = timezone.make_aware(datetime.combine(first, datetime.min.time()))
@@ -169,35 +149,14 @@ def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_D
         )
     )
     by_day = {row["day"]: row for row in rows}
-    chart = Chart(days=[])
+    out = []
     for offset in range(days):
         day = first + timedelta(days=offset)
         row = by_day.get(day, {})
-        chart.days.append(
+        out.append(
             ChartDay(day, row.get("added") or 0, row.get("replaced") or 0, row.get("removed") or 0, row.get("failed") or 0)
         )
-    peak = max(chart.peak, 1)
-    plot_height, slot = chart.height - 18, chart.width / days
-    for index, day in enumerate(chart.days):
-        y = plot_height
-        segments = []
-        for name, colour in SERIES:
-            value = getattr(day, name)
-            if not value:
-                continue
-            h = max(1.0, value * plot_height / peak)
-            y -= h
-            segments.append({"name": name, "value": value, "colour": colour, "y": round(y, 1), "h": round(h, 1)})
-        chart.bars.append(
-            {
-                "x": round(index * slot + 1.5, 1),
-                "w": round(slot - 3, 1),
-                "day": day,
-                "segments": segments,
-                "label": day.day.strftime("%-d %b") if index in (0, days // 2, days - 1) else "",
-            }
-        )
-    return chart
+    return out
 
 
 # --- One memory ------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def activity(request, public_id):
     agent = agent_for_user(request.user, public_id)
     job = memory_apply.apply_latest(agent)
     ctx = build_context(
-        request, agent, "memory", subtab="activity", chart=runs_per_day(agent), job=job,
+        request, agent, "memory", subtab="activity", chart_days=runs_per_day(agent), job=job,
         job_stalled=bool(job and memory_apply.apply_is_stalled(job)),
     )
     if request.htmx and request.GET.get("partial") == "chart":
