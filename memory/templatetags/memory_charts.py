@@ -1,6 +1,7 @@
 """How the Memory tab's activity chart is drawn: stacked bars in an inline SVG, laid out here from
 the plain numbers `people_selectors.runs_per_day` reads. The colours are the stylesheet's
 (`svg.chart .seg-<series>` in static/css/app.css, from its CSS variables), never set here."""
+
 from dataclasses import dataclass, field
 
 from django import template

@@ -1,5 +1,6 @@
 """The activity chart's drawing (memory.templatetags.memory_charts): stacked bars scaled to the
 busiest day, dated under the first, middle and last; colours left to the stylesheet."""
+
 from datetime import date, timedelta
 
 from django.template import Context, Template
