@@ -269,3 +269,24 @@ def test_apply_urls_are_only_for_the_agents_team(agent, user, other_team, queued
     assert client.post(reverse("memory:apply_resume", args=[agent.public_id, job.pk])).status_code == 404
     job.refresh_from_db()
     assert job.status == "queued" and not job.cancel_requested
+
+
+def test_apply_records_a_batch_of_reviews_in_a_fixed_number_of_statements(agent, user, queued):
+    """Issue 14: a batch's reviews are recorded together (job, memories, audit rows), so 100,000
+    memories take minutes, not hours. Three memories and twelve take the same statements."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = {}
+    for n in (3, 12):
+        Memory.objects.filter(agent=agent).delete()
+        seed(agent, n_office=n, n_contact=0)
+        agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": f"Do not keep office locations ({n})."}})
+        job = apply.apply_start(agent=agent, user=user)
+        with CaptureQueriesContext(connection) as queries:
+            assert apply.apply_job_step(job.pk, enqueue_next=False) == "done"
+        job.refresh_from_db()
+        assert (job.reviewed, job.changed) == (n, n)
+        assert MemoryRun.objects.filter(kind="apply", memory__agent=agent).count() == n
+        counts[n] = len(queries.captured_queries)
+    assert counts[3] == counts[12], counts
