@@ -58,6 +58,9 @@ def estimate_tokens(value: Any) -> int:
 
 class OfflineEngine:
     name = "offline"
+    # How many people one quiet-window task reads: the rules answer in milliseconds, so a batch
+    # shares its reads and writes (memory.writer_batch).
+    batch_size = 25
 
     def _handler(self, task: str):
         try:
@@ -112,6 +115,9 @@ def _observed(method):
 
 class OpenAIEngine:
     name = "openai"
+    # One person a task: a model call takes seconds, so the cluster's workers wait on many calls at
+    # once, and a task stays far inside the cluster's timeout.
+    batch_size = 1
 
     def __init__(
         self,

@@ -14,7 +14,7 @@ from .models import Memory, MemoryRun
 from .note import memory_at_start
 from .selectors import memory_of
 from .signals import end_user_erased
-from .writer_batch import BATCH_SIZE, run_quiet_windows
+from .writer_batch import batch_size, run_quiet_windows
 
 log = logging.getLogger(__name__)
 
@@ -138,18 +138,18 @@ def end_user_erase(*, end_user: EndUser) -> dict[str, int]:
 
 def memory_sweep(*, now: datetime | None = None, run_inline: bool = False, limit: int = 5000) -> list[int]:
     """Find end users whose quiet window has ended, claim them (`due.claim`) and queue their runs,
-    BATCH_SIZE end users a task (`writer_batch`; task arguments are ids only). With `run_inline`,
+    `writer_batch.batch_size()` end users a task (task arguments are ids only). With `run_inline`,
     run them here instead, with `now` as the time."""
     from django_q.tasks import async_task
 
     now = now or timezone.now()
     if run_inline:
         end_user_ids = due.due_end_users(now=now, limit=limit)
-        for chunk in _chunks(end_user_ids, BATCH_SIZE):
+        for chunk in _chunks(end_user_ids, batch_size()):
             run_quiet_windows(end_user_ids=chunk, now=now)
         return end_user_ids
     end_user_ids = due.claim(now=now, limit=limit)
-    for chunk in _chunks(end_user_ids, BATCH_SIZE):
+    for chunk in _chunks(end_user_ids, batch_size()):
         async_task("memory.tasks.run_quiet_windows", chunk, group="memory-quiet")
     return end_user_ids
 

@@ -1,7 +1,8 @@
 """Quiet-window runs in batches: what `writer.run_quiet_window` does for one end user, for several
 at once, with the same guarantees and a fraction of the queries.
 
-The sweep queues one task per BATCH_SIZE end users. A batch reads everything it needs in a fixed
+The sweep queues one task per `batch_size()` end users (BATCH_SIZE with the offline engine, one with
+a model, whose calls take seconds). A batch reads everything it needs in a fixed
 number of queries (the end users with their agents' published configs, their memory rows, their
 active chats, what each may read, the versions those chats began on), asks the engine and the
 guards for each end user exactly as a single run does (`writer.propose_read`), then commits every
@@ -33,7 +34,16 @@ from .models import Memory, MemoryRun
 from .selectors import MAX_MESSAGES_PER_RUN, writer_inputs
 from .writer import _record_failure, propose_read, run_quiet_window
 
-BATCH_SIZE = 25  # end users per task: large enough to share the reads, small enough to hold locks briefly
+BATCH_SIZE = 25  # end users per task at most: large enough to share the reads, small enough to hold locks briefly
+
+
+def batch_size() -> int:
+    """End users per task with the configured engine: BATCH_SIZE with the offline rules (CPU,
+    milliseconds a person); one with a model, whose calls take seconds (a batch would wait on them
+    one after another, and could outlast the cluster's timeout before it commits anything)."""
+    from .writer import get_engine  # the writer's, which tests may swap
+
+    return max(1, min(BATCH_SIZE, getattr(get_engine(), "batch_size", 1)))
 
 log = logging.getLogger(__name__)
 

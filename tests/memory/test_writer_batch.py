@@ -221,3 +221,21 @@ def test_the_sweep_queues_one_task_per_batch(team, user):
     assert sorted(len(task.args[0]) for task in tasks) == [2, writer_batch.BATCH_SIZE]
     assert all(task.success for task in tasks)
     assert Memory.objects.filter(agent=agent).exclude(text="").count() == len(ids)
+
+
+@pytest.mark.django_db
+def test_with_a_model_each_task_reads_one_person(team, user, monkeypatch):
+    """A model call takes seconds: a batch would wait on each in turn inside one task (and could
+    outlast the cluster's timeout before committing anything), so with the OpenAI engine the sweep
+    queues one person a task, and the cluster's workers wait on many calls at once."""
+    from django_q.models import Task
+
+    from agents.engines import OpenAIEngine
+
+    assert writer_batch.batch_size() == writer_batch.BATCH_SIZE  # the offline engine
+    model = OpenAIEngine(api_key="sk-test-not-used", base_url="http://127.0.0.1:9/v1")
+    monkeypatch.setattr(writer, "get_engine", lambda: model)
+    assert writer_batch.batch_size() == 1
+    batch_of(team, user, 3, at=T0)
+    services.memory_sweep(now=T0 + timedelta(hours=1))  # (the model is not there: each run records a failure)
+    assert sorted(len(task.args[0]) for task in Task.objects.filter(func="memory.tasks.run_quiet_windows")) == [1, 1, 1]
