@@ -7,4 +7,9 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
+        from agents.ports import add_error_codes
+
         from . import receivers  # noqa: F401  (memory changes -> deliveries)
+        from .api_errors import WEBHOOK_ERROR_CODES
+
+        add_error_codes(WEBHOOK_ERROR_CODES)
