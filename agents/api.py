@@ -328,10 +328,6 @@ class TextEventIn(StrictSerializer):
     text = StrictCharField(max_length=MAX_EVENT_TEXT_CHARS, trim_whitespace=False, help_text="Context for the chat; never a source for the memory (R12).")
 
 
-class EventTypeIn(serializers.Serializer):
-    type = serializers.CharField()
-
-
 class EventRecordApi(TeamApi):
     class EventOut(serializers.Serializer):
         conversationId = serializers.CharField()

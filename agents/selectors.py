@@ -34,13 +34,6 @@ def agent_for_user(user, public_id: str) -> Agent:
     return agent
 
 
-def agent_for_team(team: Team, public_id: str) -> Agent:
-    agent = Agent.objects.select_related("team").filter(public_id=public_id, team=team).first()
-    if agent is None:
-        raise Http404("No such agent.")
-    return agent
-
-
 def agent_state(agent: Agent) -> dict:
     """The published version, the draft (if any) and what the draft changes."""
     published = AgentVersion.objects.published(agent)

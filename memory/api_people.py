@@ -19,6 +19,7 @@ from agents.keyset import PageNext, PageQueryIn, keyset_page
 from agents.models import Agent, Conversation, EndUser, Message
 from agents.services import MAX_END_USER_ID_CHARS
 from consent.models import Consent
+from consent.selectors import consent_of
 
 from . import services
 from .api import LastRunOut
@@ -239,7 +240,7 @@ def end_user_export(agent: Agent, end_user: EndUser) -> dict:
             "agent": agent,
             "endUser": person_reads(agent, [person])[0],
             "memoryRuns": MemoryRun.objects.filter(memory__end_user=end_user).order_by("-started_at", "-id"),
-            "consent": Consent.objects.filter(end_user=end_user).first(),
+            "consent": consent_of(end_user),
             "conversations": [with_transcript(conversation) for conversation in conversations],
         }
     ).data

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
-from consent.models import Consent
+from consent.selectors import consent_of
 
 from . import policy
 from .models import ApplyJob, Memory, MemoryRun
@@ -188,7 +188,7 @@ def memory_facts(end_user: EndUser) -> dict:
         "conversations": conversations,
         "conversation_count": with_messages,
         "runs": runs,
-        "consent": Consent.objects.filter(end_user=end_user).first(),
+        "consent": consent_of(end_user),
     }
 
 
@@ -202,7 +202,7 @@ def erase_summary(end_user: EndUser) -> dict:
         "messages": Message.objects.filter(conversation__end_user=end_user).count(),
         "actions": ActionRun.objects.filter(conversation__end_user=end_user).count(),
         "runs": MemoryRun.objects.filter(memory__end_user=end_user).count(),
-        "consent": Consent.objects.filter(end_user=end_user).first(),
+        "consent": consent_of(end_user),
     }
 
 
