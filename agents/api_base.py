@@ -11,6 +11,7 @@ from . import services
 from .api_errors import error_codes
 from .errors import AppError
 from .models import Agent, Conversation, EndUser
+from .selectors import end_user_of
 
 # --- Strict input fields ------------------------------------------------------------------
 # DRF's own fields coerce ("true" -> True, "15" -> 15, 15 -> "15"). The API takes JSON, so a
@@ -135,7 +136,7 @@ def end_user_lookup(agent: Agent, end_user_id: str) -> EndUser | None:
     external_id = end_user_id.strip()
     if not usable_id(external_id, services.MAX_END_USER_ID_CHARS):
         return None
-    return EndUser.objects.filter(agent=agent, external_id=external_id).first()
+    return end_user_of(agent, external_id)
 
 
 def end_user_for_write(agent: Agent, end_user_id: str) -> EndUser:

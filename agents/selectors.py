@@ -4,7 +4,7 @@ import difflib
 from django.http import Http404
 
 from . import agent_config
-from .models import Agent, AgentDraft, AgentVersion, Membership, Team
+from .models import Agent, AgentDraft, AgentVersion, EndUser, Membership, Team
 
 
 def teams_for_user(user) -> list[Team]:
@@ -32,6 +32,11 @@ def agent_for_user(user, public_id: str) -> Agent:
     if agent is None:
         raise Http404("No such agent.")
     return agent
+
+
+def end_user_of(agent: Agent, external_id: str) -> EndUser | None:
+    """The agent's end user known by this endUserId, or None: the one read of that pair's index."""
+    return EndUser.objects.filter(agent=agent, external_id=external_id).first()
 
 
 def agent_state(agent: Agent) -> dict:

@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from agents.errors import AppError
-from agents.models import AgentVersion, EndUser
-from agents.selectors import agent_for_user, agent_state
+from agents.models import AgentVersion
+from agents.selectors import agent_for_user, agent_state, end_user_of
 from agents.views import build_context
 
 from . import apply as memory_apply
@@ -36,7 +36,7 @@ from .selectors import memory_of
 def _note_context(agent, external_id: str) -> dict:
     """The exact note a chat's agent would receive now for this end user (R17)."""
     external_id = (external_id or "").strip()[:200]
-    end_user = EndUser.objects.filter(agent=agent, external_id=external_id).first() if external_id else None
+    end_user = end_user_of(agent, external_id) if external_id else None
     memory = memory_of(end_user) if end_user else None
     return {
         "note_for": external_id,
