@@ -24,10 +24,12 @@ import django  # noqa: E402
 
 django.setup()
 
+
 import logging  # noqa: E402
 
 from django.db import connection  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+from bench.statements import Statements  # noqa: E402
 from django_q.conf import Conf  # noqa: E402
 
 from agents import services as agent_services  # noqa: E402
@@ -94,7 +96,7 @@ def main():
         job = apply.apply_start(agent=agent)
         t0, c0, steps = time.perf_counter(), time.process_time(), 0
         status = "continued"
-        with CaptureQueriesContext(connection) as queries:
+        with Statements(connection) as queries:
             while status == "continued":
                 status = apply.apply_job_step(job.pk, enqueue_next=False)
                 steps += 1
@@ -102,7 +104,7 @@ def main():
                 elapsed = time.perf_counter() - t0
                 print(f"  {elapsed:6.1f} s  {job.reviewed:,} of {job.total:,} reviewed ({job.reviewed / job.total:.0%}), {job.changed:,} changed")
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"statements: {len(queries.captured_queries):,} in all, {len(queries.captured_queries) / job.reviewed * apply.BATCH_SIZE:.1f} "
+        print(f"statements: {queries.count:,} in all, {queries.count / job.reviewed * apply.BATCH_SIZE:.1f} "
               f"a batch of {apply.BATCH_SIZE} memories")
         job.refresh_from_db()
         runs = MemoryRun.objects.filter(memory__agent=agent, kind=MemoryRun.Kind.APPLY).count()

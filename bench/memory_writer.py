@@ -28,8 +28,10 @@ import django  # noqa: E402
 
 django.setup()
 
+
 from django.db import connection  # noqa: E402
-from django.test.utils import CaptureQueriesContext  # noqa: E402
+
+from bench.statements import Statements  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from agents import services as agent_services  # noqa: E402
@@ -101,19 +103,19 @@ def writer_throughput(agent, n_users, m_messages, workers=2):
     parallel_ids = people(agent, "parallel", n_users * workers, m_messages)
     now = timezone.now()
     t0, c0 = time.perf_counter(), time.process_time()
-    with CaptureQueriesContext(connection) as queries:
+    with Statements(connection) as queries:
         runs = sum(1 for pk in single_ids if writer.run_quiet_window(end_user_id=pk, now=now))
     single, single_cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"writer, one run at a time: {runs} runs ({n_users} people x {m_messages} messages + 1 action) in {single:.2f} s "
-          f"= {runs / single:.1f} runs/s; {len(queries.captured_queries) / runs:.1f} statements a run; "
+          f"= {runs / single:.1f} runs/s; {queries.count / runs:.1f} statements a run; "
           f"CPU {single_cpu / runs * 1000:.1f} ms a run in this process")
     t0, c0 = time.perf_counter(), time.process_time()
-    with CaptureQueriesContext(connection) as queries:
+    with Statements(connection) as queries:
         runs = _run_batches(batch_ids)
     batched, batched_cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"writer, batches of {writer_batch.BATCH_SIZE} in one process: {runs} runs in {batched:.2f} s = {runs / batched:.1f} runs/s "
-          f"({single / batched:.2f}x one at a time); {len(queries.captured_queries) / runs:.2f} statements a run "
-          f"({len(queries.captured_queries) / len(_batches(batch_ids)):.0f} a batch); CPU {batched_cpu / runs * 1000:.1f} ms a run")
+          f"({single / batched:.2f}x one at a time); {queries.count / runs:.2f} statements a run "
+          f"({queries.count / len(_batches(batch_ids)):.0f} a batch); CPU {batched_cpu / runs * 1000:.1f} ms a run")
     halves = [parallel_ids[k::workers] for k in range(workers)]
     connection.close()  # each worker opens its own
     with multiprocessing.get_context("fork").Pool(workers) as pool:
