@@ -23,8 +23,8 @@ from consent.selectors import consent_of
 
 from . import services
 from .api import LastRunOut
-from .models import Memory, MemoryRun
-from .selectors import memories_present
+from .models import MemoryRun
+from .selectors import memories_of, memories_present
 
 TAG_PEOPLE = ["End users"]
 
@@ -65,7 +65,7 @@ def person_reads(agent: Agent, end_users: list[EndUser]) -> list[dict]:
     """The R21 fields of end users fetched through `with_person_fields` (two more queries for a
     whole page): an empty memory reads as empty text, with the fields that still apply."""
     ids = [end_user.pk for end_user in end_users]
-    memories = {memory.end_user_id: memory for memory in Memory.objects.filter(end_user_id__in=ids)}
+    memories = memories_of(end_users)
     present = set(memories_present(agent).filter(end_user_id__in=ids).values_list("end_user_id", flat=True))
     reads = []
     for end_user in end_users:

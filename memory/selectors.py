@@ -4,8 +4,8 @@ import base64
 import binascii
 import functools
 import json
-from datetime import datetime
-from datetime import timezone as dt_timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from django.db.models import F, Min, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
@@ -115,6 +115,11 @@ def memory_of(end_user: EndUser | int) -> Memory | None:
     return Memory.objects.filter(end_user=end_user).first()
 
 
+def memories_of(end_users: Iterable[EndUser]) -> dict[int, Memory]:
+    """The memory rows of several end users in one query, by end-user id; one without a row is absent."""
+    return {memory.end_user_id: memory for memory in Memory.objects.filter(end_user_id__in=[e.pk for e in end_users])}
+
+
 # --- Who is remembered: one definition and one keyset cursor for the tab and the API ---------
 
 
@@ -186,7 +191,7 @@ def _aware(value):
     if value is None:
         return value
     parsed = value if isinstance(value, datetime) else parse_datetime(value)
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, dt_timezone.utc)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
 
 
 def _last_run(value):

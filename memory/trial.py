@@ -25,7 +25,7 @@ from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Message
 
 from .models import Memory, MemoryRun
-from .selectors import read_cutoff, writer_input
+from .selectors import memories_of, read_cutoff, writer_input
 from .writer import version_configs
 
 DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
@@ -257,7 +257,7 @@ def trial_run(
     now = now or timezone.now()
     engine = engine or get_engine()
     candidates = trial_candidates(agent, people) if end_users is None else end_users
-    memories = {m.end_user_id: m for m in Memory.objects.filter(end_user__in=candidates)}
+    memories = memories_of(candidates)
     work = []
     for end_user in candidates:
         memory = memories.get(end_user.pk)
