@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from agents.engines import EngineError, get_engine
 from agents.errors import AppError
-from agents.models import Agent
+from agents.models import Agent, AgentVersion
 
 from .commit import CommitBatch, memory_commit
 from .models import ApplyJob, Memory, MemoryRun
@@ -64,7 +64,7 @@ def apply_start(*, agent: Agent, user=None, now=None) -> ApplyJob:
     if not agent.team.has_memory:
         raise AppError("plan_required", "Memory comes with the Team plan and up.", status=403)
     now = now or timezone.now()
-    version = agent.versions.order_by("-number").first()
+    version = AgentVersion.objects.published(agent)
     memories = Memory.objects.filter(agent=agent).exclude(text="")
     last_id = Memory.objects.filter(agent=agent).order_by("-id").values_list("id", flat=True).first() or 0
     try:

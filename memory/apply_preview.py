@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from agents.engines import EngineError, get_engine
-from agents.models import Agent, EndUser
+from agents.models import Agent, AgentVersion, EndUser
 
 from .apply import NO_NEW_INPUT
 from .models import Memory
@@ -43,7 +43,7 @@ def apply_preview(*, agent: Agent, sample: int = SAMPLE, engine=None, now=None) 
     """Review the newest `sample` memories with lines as Apply would, and return before / after."""
     now = now or timezone.now()
     engine = engine or get_engine()
-    version = agent.versions.order_by("-number").first()
+    version = AgentVersion.objects.published(agent)
     memories = Memory.objects.filter(agent=agent).exclude(text="")
     people = []
     for memory in memories.select_related("end_user").order_by("-updated_at", "-id")[:sample]:

@@ -32,6 +32,7 @@ from agents.models import Conversation, EndUser
 from . import due
 from .models import Memory, MemoryRun
 from .note import note_lines, render_note
+from .selectors import memory_of
 
 UNSET = object()
 ONE_MICROSECOND = timedelta(microseconds=1)
@@ -129,7 +130,7 @@ class CommitBatch:
 
 def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
     """The end user's memory row, created empty when there is none (a concurrent creation wins)."""
-    memory = Memory.objects.filter(end_user=end_user).first()
+    memory = memory_of(end_user)
     if memory is not None:
         return memory
     try:
@@ -137,7 +138,7 @@ def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
             memory = Memory(end_user=end_user, agent_id=end_user.agent_id, updated_at=now)
             _save_unique(memory, [], create=True)
     except IntegrityError:  # a concurrent run created it
-        memory = Memory.objects.get(end_user=end_user)
+        memory = Memory.objects.get(end_user=end_user)  # it exists now
     return memory
 
 

@@ -279,7 +279,7 @@ def _line_counts(before: list[str], after: list[str]) -> dict:
 
 
 def _published_config(agent) -> dict:
-    return agent.versions.order_by("-number").values_list("config", flat=True).first()
+    return AgentVersion.objects.newest_of(agent).values_list("config", flat=True).first()
 
 
 def version_configs(inp: dict) -> dict:

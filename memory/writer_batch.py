@@ -31,7 +31,7 @@ from agents.models import AgentVersion, EndUser
 from . import due
 from .commit import CommitBatch, memory_commit
 from .models import Memory, MemoryRun
-from .selectors import MAX_MESSAGES_PER_RUN, writer_inputs
+from .selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
 from .writer import _record_failure, propose_read, run_quiet_window
 
 BATCH_SIZE = 25  # end users per task at most: large enough to share the reads, small enough to hold locks briefly
@@ -59,7 +59,7 @@ class _Pending:
 
 def _end_users(end_user_ids) -> list[EndUser]:
     """The end users with their agent, team and the agent's published config, in one query."""
-    published = AgentVersion.objects.filter(agent_id=OuterRef("agent_id")).order_by("-number").values("config")[:1]
+    published = AgentVersion.objects.newest_of(OuterRef("agent_id")).values("config")
     return list(
         EndUser.objects.select_related("agent__team")
         .filter(pk__in=list(end_user_ids))
@@ -70,7 +70,7 @@ def _end_users(end_user_ids) -> list[EndUser]:
 
 def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
     """Their memory rows (end user id -> row), those missing created empty together."""
-    rows = {m.end_user_id: m for m in Memory.objects.filter(end_user_id__in=[e.pk for e in end_users])}
+    rows = memories_of(end_users)
     missing = [e for e in end_users if e.pk not in rows]
     if missing:
         free = CommitBatch(now)
@@ -78,7 +78,7 @@ def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
             [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.updated_at_for(e.agent_id, now)) for e in missing],
             ignore_conflicts=True,  # a concurrent run created it, or took that instant: read it back below
         )
-        rows.update({m.end_user_id: m for m in Memory.objects.filter(end_user_id__in=[e.pk for e in missing])})
+        rows.update(memories_of(missing))
     return rows
 
 
