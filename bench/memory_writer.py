@@ -89,8 +89,8 @@ def _batches(ids):
 
 
 def _run_batches(ids):
-    now = timezone.now()
-    return sum(len(writer_batch.run_quiet_windows(end_user_ids=batch, now=now)) for batch in _batches(ids))
+    """As a worker runs the sweep's tasks: one batch after another, each at its own time."""
+    return sum(len(writer_batch.run_quiet_windows(end_user_ids=batch, now=timezone.now())) for batch in _batches(ids))
 
 
 def writer_throughput(agent, n_users, m_messages, workers=2):

@@ -14,14 +14,15 @@ written together by a `CommitBatch`.
 Whatever a batch cannot do simply goes to the single run, one end user at a time: a pending
 forget, a chat still active (its cutoff is the single run's), a memory changed since it was read,
 an engine failure (recorded with its backoff), or a commit the database refused (a tie on
-`updated_at` with another process rolls the batch back; each end user then runs alone).
+`updated_at` with another process rolls the batch back and it is committed again with the free
+times read anew; after COMMIT_ATTEMPTS ties, or any other refusal, each end user runs alone).
 """
 import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import DatabaseError, models, transaction
+from django.db import DatabaseError, IntegrityError, models, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
@@ -29,11 +30,12 @@ from agents.engines import EngineError
 from agents.models import AgentVersion, EndUser
 
 from . import due
-from .commit import CommitBatch, memory_commit
+from .commit import TIE_CONSTRAINT, CommitBatch, memory_commit
 from .models import Memory, MemoryRun
 from .selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
 from .writer import _record_failure, propose_read, run_quiet_window
 
+COMMIT_ATTEMPTS = 3  # a tie on updated_at with another process: read the free times again
 BATCH_SIZE = 25  # end users per task at most: large enough to share the reads, small enough to hold locks briefly
 
 
@@ -149,21 +151,37 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
             continue
         pending[pk] = _Pending(memory=memory, outcome=outcome, results=results, inp=inp, started=started)
 
-    try:
-        with transaction.atomic():
-            committed = _commit(pending, finished, now, alone)
-    except DatabaseError:  # a tie on updated_at with another process, or any refusal: one by one
-        log.warning("memory batch rolled back; running its %d end users one by one", len(pending))
-        alone[:] = list(dict.fromkeys([*alone, *pending]))
-        committed = []
-        if finished:
-            due.finish_many(finished, now)
+    committed, changed = _commit_with_retries(pending, finished, now)
     rows.extend(committed)
+    alone.extend(changed)
     for pk in alone:
         row = run_quiet_window(end_user_id=pk, now=now, engine=engine)
         if row is not None:
             rows.append(row)
     return rows
+
+
+def _commit_with_retries(pending: dict[int, _Pending], finished: dict[int, bool], now: datetime) -> tuple[list[MemoryRun], list[int]]:
+    """(the audit rows written, the end users left to the single run). A tie on `updated_at` with
+    another process rolls the transaction back: it is tried again (the free times read anew), up to
+    COMMIT_ATTEMPTS times; any other refusal, or a last tie, leaves the whole batch to the single run."""
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        changed: list[int] = []
+        try:
+            with transaction.atomic():
+                return _commit(pending, finished, now, changed), changed
+        except IntegrityError as exc:
+            if TIE_CONSTRAINT not in str(exc) and "memory_memory.updated_at" not in str(exc):
+                log.warning("memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending))
+                break
+            if attempt == COMMIT_ATTEMPTS:
+                log.warning("memory batch tied on updated_at %d times; running its %d end users one by one", attempt, len(pending))
+        except DatabaseError as exc:
+            log.warning("memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending))
+            break
+    if finished:
+        due.finish_many(finished, now)
+    return [], list(pending)
 
 
 def _commit(pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int]) -> list[MemoryRun]:

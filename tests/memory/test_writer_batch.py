@@ -239,3 +239,47 @@ def test_with_a_model_each_task_reads_one_person(team, user, monkeypatch):
     batch_of(team, user, 3, at=T0)
     services.memory_sweep(now=T0 + timedelta(hours=1))  # (the model is not there: each run records a failure)
     assert sorted(len(task.args[0]) for task in Task.objects.filter(func="memory.tasks.run_quiet_windows")) == [1, 1, 1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tie_on_updated_at_with_another_process_is_committed_again(team, user, caplog):
+    """Another transaction holds, uncommitted, the very `updated_at` the batch picks for its first
+    memory (the unique index per agent). The batch's UPDATE waits for it, fails on the tie when it
+    commits, and the batch is committed again with the free times read anew: every run lands once,
+    nobody falls back to the single run, and no two memories of the agent share a time."""
+    import threading
+
+    from django.db import connections, transaction
+
+    agent, ids = batch_of(team, user, 3, at=T0)
+    writer_batch.run_quiet_windows(end_user_ids=ids, now=T0 + timedelta(hours=1))  # their memories exist
+    for i in range(3):
+        chat(agent, f"u{i}", SAID[(i + 3) % 6 : (i + 3) % 6 + 1], at=T0 + timedelta(hours=1, minutes=1))
+    other = agent_services.conversation_start(agent=agent, external_id="other", now=T0).end_user
+    services.memory_set(end_user=other, text="Uses the web app.", now=T0)
+    now = T0 + timedelta(hours=2)
+    holding, release = threading.Event(), threading.Event()
+
+    def other_process():
+        try:
+            with transaction.atomic():
+                Memory.objects.filter(end_user=other).update(updated_at=now)
+                holding.set()
+                release.wait(10)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=other_process)
+    thread.start()
+    holding.wait(10)
+    threading.Timer(0.5, release.set).start()  # it commits while the batch waits on the index
+    with caplog.at_level("WARNING", logger="memory.writer_batch"):
+        rows = writer_batch.run_quiet_windows(end_user_ids=ids, now=now)
+    thread.join(10)
+    assert not [r for r in caplog.records if r.name == "memory.writer_batch"]  # committed as a batch, not one by one
+    assert len(rows) == 3 and all(r.pk for r in rows)
+    quiet = MemoryRun.objects.filter(memory__end_user_id__in=ids, kind=MemoryRun.Kind.QUIET)
+    assert quiet.count() == 6
+    times = list(Memory.objects.filter(agent=agent).values_list("updated_at", flat=True))
+    assert len(times) == len(set(times)) == 4
+    assert Memory.objects.get(end_user=other).updated_at == now
