@@ -18,6 +18,7 @@ The invariant it keeps with the writer: no chat from before a stop, delete, expi
 *horizon*: `read_up_to` moves to that moment) or forget (`forget_pending` until read past) ever
 adds a line.
 """
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -78,8 +79,11 @@ class CommitBatch:
     and saved without a savepoint: a tie with another process fails the batch's transaction, and
     the writer then runs those end users one by one (`memory_commit` alone)."""
 
-    def __init__(self, now: datetime):
+    def __init__(self, now: datetime, *, spread_microseconds: int = 0):
         self.now = now
+        # After a tie: start the free times at a random point this far past `at`, so two processes
+        # retrying at once (or a retry and another's single runs) do not pick the same ones again.
+        self.offset = timedelta(microseconds=random.randrange(spread_microseconds)) if spread_microseconds else timedelta(0)
         self.runs: list[MemoryRun] = []
         self.cleared: set[int] = set()
         self.finished: dict[int, bool] = {}  # end user id -> more to read
@@ -89,7 +93,9 @@ class CommitBatch:
 
     def updated_at_for(self, agent_id: int, at: datetime) -> datetime:
         """`at` or the first microsecond after it that no memory of the agent holds, nor any
-        earlier commit of this batch took (one read per agent and batch)."""
+        earlier commit of this batch took (one read per agent and batch); after the batch's
+        random offset, if it has one."""
+        at = at + self.offset
         if agent_id not in self._free:
             taken = set(
                 Memory.objects.filter(agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50))

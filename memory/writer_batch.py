@@ -15,7 +15,8 @@ Whatever a batch cannot do simply goes to the single run, one end user at a time
 forget, a chat still active (its cutoff is the single run's), a memory changed since it was read,
 an engine failure (recorded with its backoff), or a commit the database refused (a tie on
 `updated_at` with another process rolls the batch back and it is committed again with the free
-times read anew; after COMMIT_ATTEMPTS ties, or any other refusal, each end user runs alone).
+times read anew from a random point within the next 2 ms; after COMMIT_ATTEMPTS ties, or any
+other refusal, each end user runs alone).
 """
 import logging
 import time
@@ -35,7 +36,8 @@ from .models import Memory, MemoryRun
 from .selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
 from .writer import _record_failure, propose_read, run_quiet_window
 
-COMMIT_ATTEMPTS = 3  # a tie on updated_at with another process: read the free times again
+COMMIT_ATTEMPTS = 4  # a tie on updated_at with another process: read the free times again
+RETRY_SPREAD_MICROSECONDS = 2000  # ... from a random point within the next 2 ms (a time of change, 2 ms late at most)
 BATCH_SIZE = 25  # end users per task at most: large enough to share the reads, small enough to hold locks briefly
 
 
@@ -71,14 +73,19 @@ def _end_users(end_user_ids) -> list[EndUser]:
 
 
 def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
-    """Their memory rows (end user id -> row), those missing created empty together."""
+    """Their memory rows (end user id -> row), those missing created empty together. A row another
+    process created first is read back; one whose `updated_at` tied with another process's is
+    created again from a random point within the next few milliseconds (then, still missing, it is
+    left to the single run)."""
     rows = memories_of(end_users)
-    missing = [e for e in end_users if e.pk not in rows]
-    if missing:
-        free = CommitBatch(now)
+    for attempt in range(COMMIT_ATTEMPTS):
+        missing = [e for e in end_users if e.pk not in rows]
+        if not missing:
+            break
+        free = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt else 0)
         Memory.objects.bulk_create(
             [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.updated_at_for(e.agent_id, now)) for e in missing],
-            ignore_conflicts=True,  # a concurrent run created it, or took that instant: read it back below
+            ignore_conflicts=True,  # created meanwhile, or a tie on updated_at: read back, then again
         )
         rows.update(memories_of(missing))
     return rows
@@ -169,7 +176,7 @@ def _commit_with_retries(pending: dict[int, _Pending], finished: dict[int, bool]
         changed: list[int] = []
         try:
             with transaction.atomic():
-                return _commit(pending, finished, now, changed), changed
+                return _commit(pending, finished, now, changed, retry=attempt > 1), changed
         except IntegrityError as exc:
             if TIE_CONSTRAINT not in str(exc) and "memory_memory.updated_at" not in str(exc):
                 log.warning("memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending))
@@ -184,8 +191,8 @@ def _commit_with_retries(pending: dict[int, _Pending], finished: dict[int, bool]
     return [], list(pending)
 
 
-def _commit(pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int]) -> list[MemoryRun]:
-    batch = CommitBatch(now)
+def _commit(pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int], *, retry: bool = False) -> list[MemoryRun]:
+    batch = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if retry else 0)
     locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[p.memory.pk for p in pending.values()]).order_by("pk")}
     rows = []
     for pk, item in pending.items():
