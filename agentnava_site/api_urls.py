@@ -1,5 +1,6 @@
 """The REST API's routes: /api/v1/..., the OpenAPI schema at /api/schema/ and its docs page at
 /api/docs/ (Swagger UI from drf-spectacular-sidecar's static files: no CDN)."""
+
 from django.http import JsonResponse
 from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
@@ -47,7 +48,11 @@ v1 = [
     path(END_USER, memory_api.EndUserApi.as_view(), name="end-user"),
     path("end-users/<end_user_id:end_user_id>", api_people.TeamEraseApi.as_view(), name="team-end-user"),
     path("conversations/<str:conversation_id>", api_lists.ConversationApi.as_view(), name="conversation"),
-    path("conversations/<str:conversation_id>/messages", agents_api.MessageSendApi.as_view(), name="conversation-messages"),
+    path(
+        "conversations/<str:conversation_id>/messages",
+        agents_api.MessageSendApi.as_view(),
+        name="conversation-messages",
+    ),
     path("conversations/<str:conversation_id>/events", agents_api.EventRecordApi.as_view(), name="conversation-events"),
 ]
 v1.append(path("agents/<str:agent_id>/builder", agents_api.BuilderApi.as_view(), name="agent-builder"))
@@ -57,8 +62,14 @@ v1 += [
     path("agents/<str:agent_id>/try/<str:job_id>/cancel", api_jobs.TryCancelApi.as_view(), name="agent-try-cancel"),
     path("agents/<str:agent_id>/apply", api_jobs.ApplyStartApi.as_view(), name="agent-apply"),
     path("agents/<str:agent_id>/apply/<str:job_id>", api_jobs.ApplyJobApi.as_view(), name="agent-apply-job"),
-    path("agents/<str:agent_id>/apply/<str:job_id>/cancel", api_jobs.ApplyCancelApi.as_view(), name="agent-apply-cancel"),
-    path("agents/<str:agent_id>/instruction-check", api_jobs.InstructionCheckApi.as_view(), name="agent-instruction-check"),
+    path(
+        "agents/<str:agent_id>/apply/<str:job_id>/cancel", api_jobs.ApplyCancelApi.as_view(), name="agent-apply-cancel"
+    ),
+    path(
+        "agents/<str:agent_id>/instruction-check",
+        api_jobs.InstructionCheckApi.as_view(),
+        name="agent-instruction-check",
+    ),
 ]
 v1.append(path("webhooks", webhooks_api.WebhookListApi.as_view(), name="webhooks"))
 v1.append(path("webhooks/<str:webhook_id>", webhooks_api.WebhookApi.as_view(), name="webhook"))

@@ -8,12 +8,12 @@ throttle stay as they are: `check --deploy` and django-axes look for them by nam
 guards (key authentication, the per-key throttle, the input boundary, strict fields) run on every
 API request as before.
 """
+
+from csp.middleware import CSPMiddleware
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django_htmx.middleware import HtmxMiddleware
-
-from csp.middleware import CSPMiddleware
 
 API_PREFIX = "/api/v1/"
 

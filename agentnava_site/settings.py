@@ -2,8 +2,9 @@
 
 Every variable is documented in README.md ("Settings"); `.env.example` lists them.
 """
-from pathlib import Path
+
 import os
+from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -250,7 +251,9 @@ REST_FRAMEWORK = {
     # Per API key, through the cache: 429 with Retry-After past the rate. "off" turns it off.
     "DEFAULT_THROTTLE_CLASSES": ["agents.api_auth.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
-        "api_key": None if os.environ.get("API_RATE_PER_KEY") == "off" else os.environ.get("API_RATE_PER_KEY", "1200/minute"),
+        "api_key": None
+        if os.environ.get("API_RATE_PER_KEY") == "off"
+        else os.environ.get("API_RATE_PER_KEY", "1200/minute"),
     },
 }
 # The throttle counts live in the cache: Redis when REDIS_URL is set (shared by every process),

@@ -1,5 +1,6 @@
 """Test settings: the real settings, with a fast password hasher and django-q run inline where a
 test is not about the queue itself (tests that are start a real cluster in a subprocess)."""
+
 import os
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz")

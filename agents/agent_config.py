@@ -6,6 +6,7 @@ with the same message. The `memorySettings` part belongs to `memory` (`memory/me
 reached through the port `ports.memory_settings`; this module owns the rest (instructions,
 guardrails, actions) and the plan rule (R3).
 """
+
 import copy
 import re
 from typing import Any

@@ -3,6 +3,7 @@
 Thin classes: parse and check the input, find the key's team's resource, call one service, answer.
 Every rule (configuration, conversation start, chat turn) lives in the services they call.
 """
+
 from django.core.validators import RegexValidator
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
@@ -31,7 +32,14 @@ MAX_EVENT_TEXT_CHARS = 50_000
 
 
 # What a model-backed endpoint can answer when the engine fails (agents.engines.EngineError).
-MODEL_ERRORS = ("model_error", "model_malformed", "model_timeout", "model_rate_limited", "model_unreachable", "model_refused")
+MODEL_ERRORS = (
+    "model_error",
+    "model_malformed",
+    "model_timeout",
+    "model_rate_limited",
+    "model_unreachable",
+    "model_refused",
+)
 
 # --- Shapes shared by the agent's answers -----------------------------------------------
 
@@ -45,9 +53,14 @@ class ActionOut(serializers.Serializer):
 # the port when this module loads (the routes load it after every app's ready() filled the ports).
 class MemorySettingsOut(serializers.Serializer):
     on = serializers.BooleanField(help_text="Memory is off until the team turns it on (R1).")
-    instructions = serializers.CharField(help_text="What to keep or leave out, after the defaults; wins where they differ.")
+    instructions = serializers.CharField(
+        help_text="What to keep or leave out, after the defaults; wins where they differ."
+    )
     keepForDays = serializers.IntegerField(help_text="How long to keep a memory, from the end user's last chat.")
-    quietMinutes = serializers.ChoiceField(choices=ports.memory_settings.QUIET_MINUTES_CHOICES, help_text="How long a chat stays quiet before the memory is updated.")
+    quietMinutes = serializers.ChoiceField(
+        choices=ports.memory_settings.QUIET_MINUTES_CHOICES,
+        help_text="How long a chat stays quiet before the memory is updated.",
+    )
     showSwitch = serializers.BooleanField(help_text="End users see a switch that turns memory off for a chat.")
     askFirst = serializers.BooleanField(help_text="Our chat surfaces ask yes or no before memory is used.")
     privacyUrl = serializers.CharField(help_text="The privacy policy the notice links to; empty when none.")
@@ -102,19 +115,30 @@ def agent_answer(agent: Agent, version: AgentVersion) -> dict:
 class MemorySettingsIn(StrictSerializer):
     read_only_names = ("notice",)
     on = StrictBooleanField(required=False)
-    instructions = StrictCharField(required=False, allow_blank=True, max_length=ports.memory_settings.MAX_INSTRUCTIONS_CHARS)
+    instructions = StrictCharField(
+        required=False, allow_blank=True, max_length=ports.memory_settings.MAX_INSTRUCTIONS_CHARS
+    )
     keepForDays = StrictIntegerField(
-        required=False, min_value=ports.memory_settings.KEEP_FOR_DAYS_MIN, max_value=ports.memory_settings.KEEP_FOR_DAYS_MAX
+        required=False,
+        min_value=ports.memory_settings.KEEP_FOR_DAYS_MIN,
+        max_value=ports.memory_settings.KEEP_FOR_DAYS_MAX,
     )
     quietMinutes = StrictChoiceField(required=False, choices=ports.memory_settings.QUIET_MINUTES_CHOICES)
     showSwitch = StrictBooleanField(required=False)
     askFirst = StrictBooleanField(required=False)
-    privacyUrl = StrictCharField(required=False, allow_blank=True, max_length=ports.memory_settings.MAX_PRIVACY_URL_CHARS, help_text="An http(s) address, or empty.")
+    privacyUrl = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=ports.memory_settings.MAX_PRIVACY_URL_CHARS,
+        help_text="An http(s) address, or empty.",
+    )
 
 
 class ActionIn(StrictSerializer):
     name = StrictCharField(max_length=64, help_text="Lower-case letters, digits and underscores, e.g. renew_plan.")
-    label = StrictCharField(required=False, allow_blank=True, max_length=80, help_text="Past tense, e.g. Renewed the plan.")
+    label = StrictCharField(
+        required=False, allow_blank=True, max_length=80, help_text="Past tense, e.g. Renewed the plan."
+    )
 
 
 # --- The agent ------------------------------------------------------------------------------
@@ -206,9 +230,7 @@ class VersionListApi(TeamApi):
         page = list(versions[: query["limit"] + 1])
         more = len(page) > query["limit"]
         page = page[: query["limit"]]
-        return Response(
-            self.PageOut({"versions": page, "next": {"before": page[-1].number} if more else None}).data
-        )
+        return Response(self.PageOut({"versions": page, "next": {"before": page[-1].number} if more else None}).data)
 
 
 # --- Conversations ------------------------------------------------------------------------
@@ -218,7 +240,9 @@ class ConversationOut(serializers.Serializer):
     id = serializers.CharField(source="public_id", help_text="The conversation's id, e.g. conv_5f0c...")
     agentId = serializers.CharField(source="agent.public_id")
     endUserId = serializers.CharField(source="end_user.external_id")
-    usesMemory = serializers.BooleanField(source="uses_memory", help_text="Whether this conversation reads and adds to the memory.")
+    usesMemory = serializers.BooleanField(
+        source="uses_memory", help_text="Whether this conversation reads and adds to the memory."
+    )
     memoryOffReason = serializers.ChoiceField(
         source="memory_off_reason",
         choices=Conversation.MemoryOff.values,
@@ -239,8 +263,12 @@ class ConversationOut(serializers.Serializer):
 class ConversationStartApi(TeamApi):
     class StartIn(StrictSerializer):
         endUserId = StrictCharField(max_length=200, help_text="Your stable id for this person (R24).")
-        memory = StrictBooleanField(required=False, default=True, help_text="false: use nothing remembered and add nothing.")
-        project = StrictCharField(required=False, allow_blank=True, max_length=100, help_text="Inside a project, memory is not used (R23).")
+        memory = StrictBooleanField(
+            required=False, default=True, help_text="false: use nothing remembered and add nothing."
+        )
+        project = StrictCharField(
+            required=False, allow_blank=True, max_length=100, help_text="Inside a project, memory is not used (R23)."
+        )
 
     @extend_schema(
         operation_id="agent_start",
@@ -267,7 +295,9 @@ class ConversationStartApi(TeamApi):
 
 class MessageSendApi(TeamApi):
     class SendIn(StrictSerializer):
-        text = StrictCharField(allow_blank=True, trim_whitespace=False, help_text="What the person typed; at most 4000 characters.")
+        text = StrictCharField(
+            allow_blank=True, trim_whitespace=False, help_text="What the person typed; at most 4000 characters."
+        )
 
     class ReplyOut(serializers.Serializer):
         conversationId = serializers.CharField()
@@ -320,12 +350,18 @@ class ActionEventIn(StrictSerializer):
         max_length=64,
         validators=[RegexValidator(agent_config.ACTION_NAME_RE, "An action name such as renew_plan.")],
     )
-    status = StrictChoiceField(choices=ActionRun.Status.values, help_text="Only a succeeded action can add a dated line.")
+    status = StrictChoiceField(
+        choices=ActionRun.Status.values, help_text="Only a succeeded action can add a dated line."
+    )
 
 
 class TextEventIn(StrictSerializer):
     type = StrictChoiceField(choices=[str(kind) for kind in TEXT_EVENT_TYPES])
-    text = StrictCharField(max_length=MAX_EVENT_TEXT_CHARS, trim_whitespace=False, help_text="Context for the chat; never a source for the memory (R12).")
+    text = StrictCharField(
+        max_length=MAX_EVENT_TEXT_CHARS,
+        trim_whitespace=False,
+        help_text="Context for the chat; never a source for the memory (R12).",
+    )
 
 
 class EventRecordApi(TeamApi):
@@ -364,7 +400,8 @@ class EventRecordApi(TeamApi):
             at = services.message_record(conversation=conversation, kind=kind, text=data["text"]).created_at
         else:
             raise serializers.ValidationError(
-                {"type": ["One of action, tool_result, file, web_page."]} if isinstance(request.data, dict)
+                {"type": ["One of action, tool_result, file, web_page."]}
+                if isinstance(request.data, dict)
                 else {"non_field_errors": ["The body must be a JSON object."]}
             )
         return Response(
@@ -376,8 +413,6 @@ class EventRecordApi(TeamApi):
 # --- The Builder --------------------------------------------------------------------------
 
 
-
-
 class BuilderApi(TeamApi):
     class MessageIn(StrictSerializer):
         message = StrictCharField(max_length=ports.builder.MAX_MESSAGE_CHARS, help_text="The change, in plain words.")
@@ -385,7 +420,9 @@ class BuilderApi(TeamApi):
     class BuilderOut(serializers.Serializer):
         reply = serializers.CharField()
         changes = serializers.ListField(child=serializers.CharField(), help_text="What the draft now changes.")
-        draft = ConfigOut(allow_null=True, help_text="The draft configuration it changed (waits for Publish); null when none.")
+        draft = ConfigOut(
+            allow_null=True, help_text="The draft configuration it changed (waits for Publish); null when none."
+        )
 
     @extend_schema(
         operation_id="agent_builder",

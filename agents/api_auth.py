@@ -1,4 +1,5 @@
 """DRF authentication with a team API key: `Authorization: Bearer <key>`."""
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, throttling
 from rest_framework.settings import api_settings

@@ -1,6 +1,7 @@
 """What every API class shares: strict input fields, unknown fields refused, the team's scope,
 and the documented error answers. The endpoint classes live in `agents/api.py`,
 `memory/api.py` and `consent/api.py`; the routes in `agentnava_site/api_urls.py`."""
+
 import functools
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
@@ -48,7 +49,9 @@ class StrictChoiceField(serializers.ChoiceField):
         for value in self.choices:
             if type(value) is type(data) and value == data:
                 return value
-        raise serializers.ValidationError(f"Must be one of: {', '.join(map(str, self.choices))}.", code="invalid_choice")
+        raise serializers.ValidationError(
+            f"Must be one of: {', '.join(map(str, self.choices))}.", code="invalid_choice"
+        )
 
 
 class StrictSerializer(serializers.Serializer):
@@ -154,6 +157,7 @@ def usable_id(value: str, max_length: int) -> bool:
 
 # --- Documentation of errors -------------------------------------------------------------
 
+
 @functools.cache
 def error_schema():
     """The error body's schema, built on first use: after every app has added its codes in its
@@ -169,7 +173,9 @@ def error_schema():
                         help_text="What went wrong, for code.",
                     ),
                     "message": serializers.CharField(help_text="What went wrong, for a person."),
-                    "field": serializers.CharField(required=False, help_text="The field it is about, when there is one."),
+                    "field": serializers.CharField(
+                        required=False, help_text="The field it is about, when there is one."
+                    ),
                 },
             )
         },
@@ -225,6 +231,6 @@ def api_description() -> str:
         "**Bodies** are JSON objects with the names below; an unknown or read-only field is refused "
         "(400 `invalid_request` naming it), as is a wrong type. **Query parameters** are strict too: "
         "an operation takes only the ones it lists, each once, and any other is refused the same way.\n\n"
-        "**Errors** all have one shape: `{\"error\": {\"code\", \"message\", \"field\"?}}`.\n\n"
+        '**Errors** all have one shape: `{"error": {"code", "message", "field"?}}`.\n\n'
         "| code | status | when |\n| --- | --- | --- |\n" + rows
     )

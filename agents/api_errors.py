@@ -1,5 +1,6 @@
 """One exception handler gives every API error the same shape:
 {"error": {"code": "...", "message": "...", "field"?: "..."}}."""
+
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -25,7 +26,10 @@ DRF_CODES = {
 # through the port `ports.error_codes`; `error_codes()` is the one list the OpenAPI schema documents
 # (agents.api_base.errors) and the tests check against.
 ERROR_CODES: dict[str, tuple[int, str]] = {
-    "invalid_request": (400, "A field or query parameter is missing, has the wrong type or size, or is unknown; `field` names it."),
+    "invalid_request": (
+        400,
+        "A field or query parameter is missing, has the wrong type or size, or is unknown; `field` names it.",
+    ),
     "invalid_json": (400, "The body is not valid JSON."),
     "invalid_config": (400, "The configuration change is refused (e.g. quietMinutes 7); nothing was published."),
     "invalid_end_user_id": (400, "endUserId must be 1 to 200 characters."),
@@ -35,7 +39,10 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "plan_required": (403, "Memory comes with the Team plan and up."),
     "agent_not_found": (404, "No agent with this id for this key's team (another team's agent answers the same)."),
     "conversation_not_found": (404, "No conversation with this id for this key's team."),
-    "end_user_not_found": (404, "No end user with this endUserId on this agent (for the team-wide erase: on any agent of this key's team)."),
+    "end_user_not_found": (
+        404,
+        "No end user with this endUserId on this agent (for the team-wide erase: on any agent of this key's team).",
+    ),
     "not_found": (404, "No such path."),
     "method_not_allowed": (405, "This path does not take this method."),
     "not_acceptable": (406, "The API answers JSON only."),

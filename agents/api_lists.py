@@ -1,6 +1,7 @@
 """The REST API's reads an integrator starts from: the team's agents (list, create) and one
 conversation with everything in it (R20: the team can read its chats). Thin classes, as in
 `agents/api.py`; the rules are the services'."""
+
 from django.db.models import OuterRef, Subquery
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
@@ -21,7 +22,9 @@ class AgentListOut(AgentOut):
 
 class AgentPageOut(serializers.Serializer):
     agents = AgentListOut(many=True)
-    next = PageNext(allow_null=True, help_text="The query of the next page (before=createdAt, or cursor); null on the last.")
+    next = PageNext(
+        allow_null=True, help_text="The query of the next page (before=createdAt, or cursor); null on the last."
+    )
 
 
 def with_published(agents):
@@ -51,11 +54,23 @@ class AgentListApi(TeamApi):
                 value={
                     "agents": [
                         {
-                            "id": "agt_493fb4f0cf13", "name": "Support", "version": 3, "publishedAt": "2026-11-30T09:12:00Z",
-                            "instructions": "Help customers of Acme with their plans.", "guardrails": "",
+                            "id": "agt_493fb4f0cf13",
+                            "name": "Support",
+                            "version": 3,
+                            "publishedAt": "2026-11-30T09:12:00Z",
+                            "instructions": "Help customers of Acme with their plans.",
+                            "guardrails": "",
                             "actions": [{"name": "renew_plan", "label": "Renewed the plan"}],
-                            "memorySettings": {"on": True, "instructions": "", "keepForDays": 90, "quietMinutes": 15, "showSwitch": False,
-                                               "askFirst": False, "privacyUrl": "", "notice": "Support is an AI assistant that remembers..."},
+                            "memorySettings": {
+                                "on": True,
+                                "instructions": "",
+                                "keepForDays": 90,
+                                "quietMinutes": 15,
+                                "showSwitch": False,
+                                "askFirst": False,
+                                "privacyUrl": "",
+                                "notice": "Support is an AI assistant that remembers...",
+                            },
                             "createdAt": "2026-11-02T08:00:00Z",
                         }
                     ],
@@ -67,12 +82,11 @@ class AgentListApi(TeamApi):
     )
     def get(self, request):
         query = PageQueryIn.from_request(request)
-        page, next_page = keyset_page(with_published(Agent.objects.filter(team=self.team())), field="created_at", query=query)
+        page, next_page = keyset_page(
+            with_published(Agent.objects.filter(team=self.team())), field="created_at", query=query
+        )
         versions = AgentVersion.objects.in_bulk([agent.published_id for agent in page])
-        rows = [
-            {**agent_answer(agent, versions[agent.published_id]), "createdAt": agent.created_at}
-            for agent in page
-        ]
+        rows = [{**agent_answer(agent, versions[agent.published_id]), "createdAt": agent.created_at} for agent in page]
         return Response(AgentPageOut({"agents": rows, "next": next_page}).data)
 
     @extend_schema(
@@ -87,7 +101,11 @@ class AgentListApi(TeamApi):
         examples=[
             OpenApiExample(
                 "create",
-                value={"name": "Support", "instructions": "Help customers of Acme with their plans.", "memorySettings": {"on": True, "quietMinutes": 15}},
+                value={
+                    "name": "Support",
+                    "instructions": "Help customers of Acme with their plans.",
+                    "memorySettings": {"on": True, "quietMinutes": 15},
+                },
                 request_only=True,
             )
         ],
@@ -104,7 +122,9 @@ class AgentListApi(TeamApi):
 
 
 class TranscriptMessageOut(serializers.Serializer):
-    role = serializers.ChoiceField(choices=[Message.Kind.USER, Message.Kind.AGENT], source="kind", help_text="user: the person; agent: the reply.")
+    role = serializers.ChoiceField(
+        choices=[Message.Kind.USER, Message.Kind.AGENT], source="kind", help_text="user: the person; agent: the reply."
+    )
     text = serializers.CharField()
     at = serializers.DateTimeField(source="created_at")
 
@@ -123,9 +143,17 @@ class TranscriptEventOut(serializers.Serializer):
 
 class ConversationDetailOut(ConversationOut):
     lastActivityAt = serializers.DateTimeField(source="last_activity_at")
-    messages = TranscriptMessageOut(many=True, source="transcript_messages", help_text="The person's messages and the agent's replies, oldest first.")
+    messages = TranscriptMessageOut(
+        many=True,
+        source="transcript_messages",
+        help_text="The person's messages and the agent's replies, oldest first.",
+    )
     actions = TranscriptActionOut(many=True, source="transcript_actions", help_text="Actions recorded, oldest first.")
-    events = TranscriptEventOut(many=True, source="transcript_events", help_text="Tool results, files and web pages recorded, oldest first (context only, R12).")
+    events = TranscriptEventOut(
+        many=True,
+        source="transcript_events",
+        help_text="Tool results, files and web pages recorded, oldest first (context only, R12).",
+    )
 
 
 def with_transcript(conversation: Conversation) -> Conversation:
@@ -154,15 +182,25 @@ class ConversationApi(TeamApi):
             OpenApiExample(
                 "transcript",
                 value={
-                    "id": "conv_5f0c1a2b3c4d5e6f", "agentId": "agt_493fb4f0cf13", "endUserId": "u_ananya", "usesMemory": True,
-                    "memoryOffReason": None, "version": 3, "project": None, "startedAt": "2026-11-30T10:00:00Z",
+                    "id": "conv_5f0c1a2b3c4d5e6f",
+                    "agentId": "agt_493fb4f0cf13",
+                    "endUserId": "u_ananya",
+                    "usesMemory": True,
+                    "memoryOffReason": None,
+                    "version": 3,
+                    "project": None,
+                    "startedAt": "2026-11-30T10:00:00Z",
                     "lastActivityAt": "2026-11-30T10:02:10Z",
                     "messages": [
                         {"role": "user", "text": "Please renew my plan.", "at": "2026-11-30T10:00:05Z"},
-                        {"role": "agent", "text": "Done: your plan is renewed until next November.", "at": "2026-11-30T10:00:07Z"},
+                        {
+                            "role": "agent",
+                            "text": "Done: your plan is renewed until next November.",
+                            "at": "2026-11-30T10:00:07Z",
+                        },
                     ],
                     "actions": [{"name": "renew_plan", "status": "succeeded", "at": "2026-11-30T10:00:06Z"}],
-                    "events": [{"type": "tool_result", "text": "{\"renewed\": true}", "at": "2026-11-30T10:00:06Z"}],
+                    "events": [{"type": "tool_result", "text": '{"renewed": true}', "at": "2026-11-30T10:00:06Z"}],
                 },
                 response_only=True,
             )

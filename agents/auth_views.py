@@ -4,6 +4,7 @@ Sign-in itself is throttled by django-axes (settings: AXES_*); the reset form se
 limited too: at most RESET_PER_ADDRESS requests an hour from one address and RESET_PER_EMAIL mails
 an hour to one e-mail address (counted whether or not it has an account, so the answer says
 nothing about accounts)."""
+
 import hashlib
 
 from django.contrib.auth import views as auth_views

@@ -19,6 +19,7 @@ What is refused, everywhere:
 A body that is not JSON at all is left to the view, which says so in its own words. The checks
 never write anything, so a refused request changes nothing.
 """
+
 import json
 import re
 
@@ -74,7 +75,9 @@ def json_check(data, max_depth: int = MAX_JSON_DEPTH) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 if BAD_CHARS.search(key):
-                    raise Refused(400, "invalid_request", f"{path + ': ' if path else ''}A field name holds {_what(key)}.", path)
+                    raise Refused(
+                        400, "invalid_request", f"{path + ': ' if path else ''}A field name holds {_what(key)}.", path
+                    )
                 stack.append((item, f"{path}.{key}" if path else key, depth + 1))
         else:
             for index, item in enumerate(value):
@@ -84,7 +87,12 @@ def json_check(data, max_depth: int = MAX_JSON_DEPTH) -> None:
 def _check_text(where: str, values) -> None:
     for name, value in values:
         if BAD_CHARS.search(name) or BAD_CHARS.search(value):
-            raise Refused(400, "invalid_request", f"The {where} holds {_what(name + value)}.", "" if BAD_CHARS.search(name) else name)
+            raise Refused(
+                400,
+                "invalid_request",
+                f"The {where} holds {_what(name + value)}.",
+                "" if BAD_CHARS.search(name) else name,
+            )
 
 
 def inspect(request, kind: str) -> None:
@@ -154,5 +162,7 @@ class InputBoundaryMiddleware:
         except RequestDataTooBig:
             return refusal_response(request, kind, Refused(413, "request_too_large", "The request body is too large."))
         except SuspiciousOperation as exc:  # too many fields, and the like
-            return refusal_response(request, kind, Refused(400, "invalid_request", str(exc) or "The request was refused."))
+            return refusal_response(
+                request, kind, Refused(400, "invalid_request", str(exc) or "The request was refused.")
+            )
         return self.get_response(request)

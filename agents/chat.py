@@ -2,6 +2,7 @@
 
 The web chat, the website embed and the API all send messages through `conversation_send`.
 """
+
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -72,9 +73,9 @@ def conversation_send(*, conversation: Conversation, text: str, now=None) -> Cha
     history = [
         {"role": "user" if m.kind == Message.Kind.USER else "assistant", "content": m.text}
         for m in reversed(
-            conversation.messages.filter(kind__in=[Message.Kind.USER, Message.Kind.AGENT]).order_by("-created_at", "-id")[
-                :HISTORY_MESSAGES
-            ]
+            conversation.messages.filter(kind__in=[Message.Kind.USER, Message.Kind.AGENT]).order_by(
+                "-created_at", "-id"
+            )[:HISTORY_MESSAGES]
         )
     ]
     history.append({"role": "user", "content": text})

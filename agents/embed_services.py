@@ -17,6 +17,7 @@ visitor may make to a running chat (the switch).
 `consent` and `memory` sit above this app, so what the embed needs from them comes through
 `agents.ports`, filled in their `AppConfig.ready()`.
 """
+
 import hashlib
 import hmac
 import math
@@ -111,7 +112,9 @@ class Identity:
     fresh: bool  # a new visitor id was issued by this request
 
 
-def identity_resolve(agent: Agent, *, visitor_id: Any = None, end_user_id: Any = None, end_user_hash_given: Any = None) -> Identity:
+def identity_resolve(
+    agent: Agent, *, visitor_id: Any = None, end_user_id: Any = None, end_user_hash_given: Any = None
+) -> Identity:
     """Who this request speaks for. A site's user needs the matching hash (refused with 403
     otherwise); a visitor id that does not verify is replaced by a fresh one. Writes nothing."""
     if end_user_id not in (None, ""):
@@ -265,5 +268,7 @@ def conversation_memory_switch_off(*, conversation: Conversation) -> Conversatio
         conversation.memory_note = ""
         conversation.memory_due_at = None
         conversation.memory_off_at = timezone.now()
-        conversation.save(update_fields=["uses_memory", "memory_off_reason", "memory_note", "memory_due_at", "memory_off_at"])
+        conversation.save(
+            update_fields=["uses_memory", "memory_off_reason", "memory_note", "memory_due_at", "memory_off_at"]
+        )
     return conversation

@@ -1,4 +1,5 @@
 """The website chat: the script and its public JSON endpoints."""
+
 from django.urls import path, re_path
 
 from . import embed_views

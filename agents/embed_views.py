@@ -13,6 +13,7 @@ Endpoints (all JSON):
   POST /embed/v1/conversations/<conv>/messages    send a message, get the reply
   POST /embed/v1/conversations/<conv>/switch      the visitor's switch: memory off for this chat
 """
+
 import json
 import logging
 from functools import wraps
@@ -79,7 +80,9 @@ def embed_endpoint(method: str):
                 return _cors(_error(exc))
             except Exception:  # the chat on someone else's page still gets a readable answer
                 log.exception("website chat endpoint failed")
-                return _cors(_error(AppError("server_error", "Something went wrong on our side. Try again.", status=500)))
+                return _cors(
+                    _error(AppError("server_error", "Something went wrong on our side. Try again.", status=500))
+                )
 
         return wrapper
 
@@ -188,14 +191,20 @@ def _conversation_state(conversation: Conversation, end_user_state: dict) -> dic
             "reason": conversation.memory_off_reason,
             "line": line,
             # The switch can turn memory off for this chat while it is on; back on only in a new chat.
-            "switchable": settings["showSwitch"] and conversation.uses_memory and not end_user_state["memory"]["stopped"],
+            "switchable": settings["showSwitch"]
+            and conversation.uses_memory
+            and not end_user_state["memory"]["stopped"],
         },
         "hasMessages": conversation.messages.exists(),
     }
 
 
 def _message(message: Message) -> dict:
-    return {"role": "user" if message.kind == Message.Kind.USER else "agent", "text": message.text, "at": message.created_at.isoformat()}
+    return {
+        "role": "user" if message.kind == Message.Kind.USER else "agent",
+        "text": message.text,
+        "at": message.created_at.isoformat(),
+    }
 
 
 # --- Endpoints ------------------------------------------------------------------------------
@@ -261,7 +270,12 @@ def consent_answer(request, agent_id: str):
     end_user = end_user_get_or_create(agent=agent, external_id=identity.external_id)
     consent = ports.consent_record(end_user=end_user, agreed=agreed, source=source)
     return JsonResponse(
-        {"visitorId": identity.visitor_id, "visitorIdReplaced": identity.replaced, "consent": consent, "endUser": _end_user_state(end_user)}
+        {
+            "visitorId": identity.visitor_id,
+            "visitorIdReplaced": identity.replaced,
+            "consent": consent,
+            "endUser": _end_user_state(end_user),
+        }
     )
 
 
@@ -275,7 +289,9 @@ def transcript(request, conversation_id: str):
         raise NotFound("conversation_not_found", "No such conversation.")
     _count_identity_request(request, conversation.agent, identity)
     end_user_state = _end_user_state(conversation.end_user)
-    messages = conversation.messages.filter(kind__in=[Message.Kind.USER, Message.Kind.AGENT]).order_by("-created_at", "-id")
+    messages = conversation.messages.filter(kind__in=[Message.Kind.USER, Message.Kind.AGENT]).order_by(
+        "-created_at", "-id"
+    )
     return JsonResponse(
         {
             "agent": agent_public(conversation.agent),

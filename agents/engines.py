@@ -14,6 +14,7 @@ model: it is deterministic code, rules over the text, registered per task by the
 the task (`ports.offline_handlers`, filled in each `AppConfig.ready`). It receives exactly
 what a model would receive, so both engines run through the same code path.
 """
+
 import functools
 import json
 import logging

@@ -1,6 +1,7 @@
 """One keyset page for the API's newest-first lists: rows ordered by (a time, id) descending, a
 page continued with `before` (a time: rows strictly older) or exactly with `cursor` (after a
 row, even when several share its time). Never OFFSET: a deep page costs what the first does."""
+
 import base64
 import binascii
 from datetime import datetime
@@ -27,14 +28,18 @@ def cursor_decode(cursor: str) -> tuple[datetime, int]:
             raise ValueError("not an aware time")
         return at, int(pk)
     except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
-        raise serializers.ValidationError({"cursor": ["Not a cursor from this API: pass next.cursor as it came."]}) from None
+        raise serializers.ValidationError(
+            {"cursor": ["Not a cursor from this API: pass next.cursor as it came."]}
+        ) from None
 
 
 class PageQueryIn(StrictQuerySerializer):
     """limit, and before or cursor (not both)."""
 
     limit = serializers.IntegerField(required=False, default=50, min_value=1, max_value=MAX_LIMIT)
-    before = serializers.DateTimeField(required=False, help_text="A time from the previous page's next.before: older rows.")
+    before = serializers.DateTimeField(
+        required=False, help_text="A time from the previous page's next.before: older rows."
+    )
     cursor = serializers.CharField(required=False, max_length=200, help_text="next.cursor of the previous page.")
 
     def validate(self, data):

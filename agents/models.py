@@ -2,6 +2,7 @@
 
 This is the lowest layer: it imports neither `consent` nor `memory`.
 """
+
 import secrets
 
 from django.conf import settings
@@ -67,7 +68,9 @@ class Invitation(models.Model):
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     accepted_at = models.DateTimeField(null=True, blank=True)
-    accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
@@ -168,6 +171,9 @@ class AgentDraft(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    def __str__(self) -> str:
+        return f"draft of agent {self.agent_id}"
+
 
 class EndUser(models.Model):
     """A person an agent talks to, known by the integrator's id, scoped to the agent (R5, R24)."""
@@ -265,8 +271,15 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
-        constraints = [models.CheckConstraint(condition=Q(kind__in=["user", "agent", "tool_result", "file", "web_page"]), name="message_kind_valid")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["user", "agent", "tool_result", "file", "web_page"]), name="message_kind_valid"
+            )
+        ]
         indexes = [models.Index(fields=["conversation", "created_at"], name="message_conv_created")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} message {self.pk} in conversation {self.conversation_id}"  # never its words
 
 
 class ActionRun(models.Model):
@@ -286,6 +299,9 @@ class ActionRun(models.Model):
         ]
         indexes = [models.Index(fields=["conversation", "created_at"], name="actionrun_conv_created")]
 
+    def __str__(self) -> str:
+        return f"{self.name} ({self.status}) in conversation {self.conversation_id}"
+
 
 class UsageDay(models.Model):
     """What a team used on a day. Chat replies count; memory runs never do (R3)."""
@@ -297,3 +313,6 @@ class UsageDay(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["team", "day"], name="usageday_unique")]
+
+    def __str__(self) -> str:
+        return f"usage of team {self.team_id} on {self.day}"

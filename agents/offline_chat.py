@@ -1,5 +1,6 @@
 """The offline chat engine's rules: how the offline engine answers the agents app's tasks. Plain,
 deterministic code over the text: no model, no network. Documented as such in README.md ("Model engines")."""
+
 import re
 
 from .ports import ports
@@ -29,8 +30,10 @@ def chat_reply(payload: dict) -> dict:
     text = user_turns[-1]["content"] if user_turns else ""
     first = len(user_turns) <= 1
     if ASKS_MEMORY_RE.search(text) and NO_MEMORY_RE.search(payload.get("system", "")):
-        return {"text": 'This chat does not use memory, so I have nothing remembered about you here. '
-                'In a chat that uses it you can ask what I remember, say "forget ..." or "stop remembering me".'}
+        return {
+            "text": "This chat does not use memory, so I have nothing remembered about you here. "
+            'In a chat that uses it you can ask what I remember, say "forget ..." or "stop remembering me".'
+        }
     parts = []
     if first and GREETING_RE.search(text):
         parts.append("Hi again! Good to see you back." if lines else "Hi! How can I help you today?")
@@ -45,10 +48,14 @@ def chat_reply(payload: dict) -> dict:
     elif topic == "plan":
         plan_line = next((line for line in firm if re.search(r"\bplan\b", line, re.I)), None)
         parts.append(
-            f"I can help with your plan. From before, I have: {plan_line}" if plan_line else "I can help with your plan. What would you like to change?"
+            f"I can help with your plan. From before, I have: {plan_line}"
+            if plan_line
+            else "I can help with your plan. What would you like to change?"
         )
     elif topic == "login":
-        parts.append("I can help you sign in. Please use the reset link on the sign-in page; never share your password here.")
+        parts.append(
+            "I can help you sign in. Please use the reset link on the sign-in page; never share your password here."
+        )
     elif topic == "refund":
         parts.append("I can look into that. Which order or plan is it about?")
     elif topic == "thanks":

@@ -1,4 +1,5 @@
 """Reads for the agents app. Team scoping lives here: another team's agent is not found."""
+
 import difflib
 
 from django.http import Http404
@@ -24,11 +25,7 @@ def current_team(request) -> Team | None:
 
 def agent_for_user(user, public_id: str) -> Agent:
     """The agent if the user is a member of its team; otherwise 404, exactly like a missing one."""
-    agent = (
-        Agent.objects.select_related("team")
-        .filter(public_id=public_id, team__memberships__user=user)
-        .first()
-    )
+    agent = Agent.objects.select_related("team").filter(public_id=public_id, team__memberships__user=user).first()
     if agent is None:
         raise Http404("No such agent.")
     return agent

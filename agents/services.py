@@ -2,6 +2,7 @@
 
 Every function here is the one way its state changes, so a rule or a guard cannot be skipped.
 """
+
 import hashlib
 import secrets
 import time
@@ -324,7 +325,13 @@ def conversation_start(
         source=source,
     )
     return conversation_open(
-        agent=agent, end_user=end_user, version=version, decision=decision, project=project.strip(), source=source, now=now
+        agent=agent,
+        end_user=end_user,
+        version=version,
+        decision=decision,
+        project=project.strip(),
+        source=source,
+        now=now,
     )
 
 

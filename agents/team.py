@@ -1,6 +1,7 @@
 """The team: a team owner invites a teammate by e-mail (a one-use link with a token, only its hash
 stored), sees the members and removes one. Mail goes through Django's EMAIL_BACKEND, which the
 environment sets (the console by default)."""
+
 import hashlib
 import secrets
 from datetime import timedelta
@@ -41,17 +42,25 @@ def invitation_create(*, team: Team, email: str, invited_by, link_for, now=None)
     try:
         validate_email(email)
     except ValidationError:
-        raise AppError("invalid_email", "Give the teammate's e-mail address, like priya@example.com.", field="email") from None
+        raise AppError(
+            "invalid_email", "Give the teammate's e-mail address, like priya@example.com.", field="email"
+        ) from None
     if Membership.objects.filter(team=team, user__email__iexact=email).exists():
         raise AppError("already_member", f"{email} is already in {team.name}.", field="email")
     now = now or timezone.now()
     token = secrets.token_urlsafe(32)
     with transaction.atomic():
         # A new invitation replaces an earlier open one to the same address.
-        Invitation.objects.filter(team=team, email=email, accepted_at__isnull=True, revoked_at__isnull=True).update(revoked_at=now)
+        Invitation.objects.filter(team=team, email=email, accepted_at__isnull=True, revoked_at__isnull=True).update(
+            revoked_at=now
+        )
         invitation = Invitation.objects.create(
-            team=team, email=email, token_hash=_hash(token), invited_by=invited_by,
-            created_at=now, expires_at=now + timedelta(days=INVITATION_DAYS),
+            team=team,
+            email=email,
+            token_hash=_hash(token),
+            invited_by=invited_by,
+            created_at=now,
+            expires_at=now + timedelta(days=INVITATION_DAYS),
         )
     inviter = invited_by.email or invited_by.username
     send_mail(
@@ -84,11 +93,17 @@ def invitation_accept(*, token: str, user=None, password: str = "", now=None):
     with transaction.atomic():
         invitation = invitation_for_token(token, now=now)
         if invitation is None:
-            raise AppError("invitation_invalid", "This invitation link does not work: it was used, withdrawn or is too old. Ask for a new one.", status=404)
+            raise AppError(
+                "invitation_invalid",
+                "This invitation link does not work: it was used, withdrawn or is too old. Ask for a new one.",
+                status=404,
+            )
         invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
         if user is None or not user.is_authenticated:
             if User.objects.filter(email__iexact=invitation.email).exists():
-                raise AppError("sign_in_first", "You already have an account: sign in, then open the link again.", status=409)
+                raise AppError(
+                    "sign_in_first", "You already have an account: sign in, then open the link again.", status=409
+                )
             if len(password) < 10:
                 raise AppError("weak_password", "Choose a password of at least 10 characters.", field="password")
             user = User.objects.create_user(username=invitation.email, email=invitation.email, password=password)
@@ -121,5 +136,6 @@ def open_invitations(team: Team, *, now=None) -> list[Invitation]:
     now = now or timezone.now()
     return list(
         Invitation.objects.filter(team=team, accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now)
-        .select_related("invited_by").order_by("-created_at")
+        .select_related("invited_by")
+        .order_by("-created_at")
     )

@@ -1,5 +1,6 @@
 """The Team page (members and invitations) and the invitation link. Thin: each view checks who
 asks and calls `agents.team`."""
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
@@ -23,10 +24,15 @@ def team_page(request):
         typed = request.POST.get("email", "")
         try:
             invitation = team_services.invitation_create(
-                team=team, email=typed, invited_by=request.user,
+                team=team,
+                email=typed,
+                invited_by=request.user,
                 link_for=lambda token: request.build_absolute_uri(reverse("agents:invitation", args=[token])),
             )
-            messages.success(request, f"Invitation sent to {invitation.email}. The link works once, for {team_services.INVITATION_DAYS} days.")
+            messages.success(
+                request,
+                f"Invitation sent to {invitation.email}. The link works once, for {team_services.INVITATION_DAYS} days.",
+            )
             return redirect("agents:team")
         except AppError as exc:
             error = exc.message
@@ -77,7 +83,9 @@ def invitation(request, token):
     error = None
     if request.method == "POST" and found is not None:
         try:
-            user = team_services.invitation_accept(token=token, user=request.user, password=request.POST.get("password", ""))
+            user = team_services.invitation_accept(
+                token=token, user=request.user, password=request.POST.get("password", "")
+            )
             if not request.user.is_authenticated:
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             request.session["team_id"] = found.team_id

@@ -2,6 +2,7 @@
 
 Views are thin: they check who asks (team scoping in the selectors), call one service, render.
 """
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
@@ -148,7 +149,7 @@ def builder(request, public_id):
     it on every tab. A change refreshes the page so the form and the draft bar show it."""
     agent = agent_for_user(request.user, public_id)
     message = request.POST.get("message", "")
-    entry = {"you": message[:ports.builder.MAX_MESSAGE_CHARS], "fresh": True}
+    entry = {"you": message[: ports.builder.MAX_MESSAGE_CHARS], "fresh": True}
     try:
         before = services.agent_draft_config(agent)["memorySettings"]
         result = ports.builder.builder_message(agent=agent, message=message, user=request.user)

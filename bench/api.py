@@ -17,6 +17,7 @@ agent holds 910,000 so that a page 900,000 deep exists), each with its end user;
 users also have a conversation with two messages and a consent, so memory.get's counts have rows to
 count.
 """
+
 import argparse
 import http.client
 import os
@@ -58,7 +59,9 @@ def machine() -> str:
     mem_kib = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal"))
     with psycopg.connect(DB_URL) as conn:
         pg = conn.execute("SHOW server_version").fetchone()[0]
-    return f"{os.cpu_count()} cores, {mem_kib / 1024 / 1024:.0f} GiB, Python {platform.python_version()}, PostgreSQL {pg}"
+    return (
+        f"{os.cpu_count()} cores, {mem_kib / 1024 / 1024:.0f} GiB, Python {platform.python_version()}, PostgreSQL {pg}"
+    )
 
 
 # --- The data ---------------------------------------------------------------------------------
@@ -130,7 +133,9 @@ def build(total: int, big: int, agents: int) -> dict:
 # --- HTTP through gunicorn, load from wrk ---------------------------------------------------------
 
 
-def start_gunicorn(port: int, workers: int, rate: str, settings_module: str = "agentnava_site.settings") -> subprocess.Popen:
+def start_gunicorn(
+    port: int, workers: int, rate: str, settings_module: str = "agentnava_site.settings"
+) -> subprocess.Popen:
     """gunicorn (sync workers) with the project's settings, or with the bare comparison's."""
     env = {
         **os.environ,
@@ -145,9 +150,21 @@ def start_gunicorn(port: int, workers: int, rate: str, settings_module: str = "a
         "LOG_LEVEL": "WARNING",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "agentnava_site.wsgi", "-w", str(workers), "-b", f"127.0.0.1:{port}",
-         "--log-level", "warning"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "agentnava_site.wsgi",
+            "-w",
+            str(workers),
+            "-b",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
     probe = "/healthz" if settings_module == "agentnava_site.settings" else "/bare/agents/0/memories"
     for _ in range(300):
@@ -188,7 +205,15 @@ def wrk(port: int, lua: str, seconds: float, key: str | None, threads: int, conn
     script = Path(tempfile.mkstemp(prefix="bench-api-", suffix=".lua")[1])
     script.write_text(lua)
     try:
-        command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "-s", str(script)]
+        command = [
+            "wrk",
+            f"-t{threads}",
+            f"-c{connections}",
+            f"-d{max(1, round(seconds))}s",
+            "--latency",
+            "-s",
+            str(script),
+        ]
         if key:
             command += ["-H", f"Authorization: Bearer {key}"]
         out = subprocess.run(command + [f"http://127.0.0.1:{port}"], capture_output=True, text=True, check=True).stdout
@@ -227,9 +252,11 @@ def lua_fixed(path: str) -> str:
 
 
 def side_by_side(label: str, ours: dict, bare: dict) -> None:
-    print(f"{label}: project {ours['rps']:.0f} req/s (p50 {ours['p50']:.1f} ms, p99 {ours['p99']:.1f} ms, non-2xx "
-          f"{ours['errors']}) against bare DRF {bare['rps']:.0f} req/s (p50 {bare['p50']:.1f} ms, non-2xx "
-          f"{bare['errors']}): ratio {ours['rps'] / bare['rps']:.2f}")
+    print(
+        f"{label}: project {ours['rps']:.0f} req/s (p50 {ours['p50']:.1f} ms, p99 {ours['p99']:.1f} ms, non-2xx "
+        f"{ours['errors']}) against bare DRF {bare['rps']:.0f} req/s (p50 {bare['p50']:.1f} ms, non-2xx "
+        f"{bare['errors']}): ratio {ours['rps'] / bare['rps']:.2f}"
+    )
 
 
 def http_figures(ports: dict, data: dict, args) -> None:
@@ -241,8 +268,12 @@ def http_figures(ports: dict, data: dict, args) -> None:
     key = data["keys"][0]
     agents = data["agents"]
     counts = [(data["big"] if i == 0 else data["small"]) for i in range(len(agents))]
-    ours_get = lua_random_gets("/api/v1/agents/", [(a.public_id, c) for a, c in zip(agents, counts)], "/memory")
-    bare_get = lua_random_gets("/bare/agents/", [(str(a.pk), c) for a, c in zip(agents, counts)], "/memory")
+    ours_get = lua_random_gets(
+        "/api/v1/agents/", [(a.public_id, c) for a, c in zip(agents, counts, strict=True)], "/memory"
+    )
+    bare_get = lua_random_gets(
+        "/bare/agents/", [(str(a.pk), c) for a, c in zip(agents, counts, strict=True)], "/memory"
+    )
     big = agents[0]
     first = f"/api/v1/agents/{big.public_id}/memories?limit=50"
     row = Memory.objects.filter(agent=big).order_by("-updated_at", "-id")[args.deep - 1 : args.deep].get()
@@ -266,8 +297,10 @@ def http_figures(ports: dict, data: dict, args) -> None:
     best = {name: max(runs, key=lambda r: r["rps"]) for name, runs in results.items()}
     side_by_side(f"memory.get (a random end user of {sum(counts):,})", best["get"], best["bare_get"])
     side_by_side("agent.memories({limit: 50}), first page", best["first"], best["bare_first"])
-    print(f"agent.memories page {args.deep:,} rows deep: {best['deep']['rps']:.0f} req/s against the first page's "
-          f"{best['first']['rps']:.0f}: time ratio deep/first {best['first']['rps'] / best['deep']['rps']:.2f}")
+    print(
+        f"agent.memories page {args.deep:,} rows deep: {best['deep']['rps']:.0f} req/s against the first page's "
+        f"{best['first']['rps']:.0f}: time ratio deep/first {best['first']['rps'] / best['deep']['rps']:.2f}"
+    )
 
 
 # --- Chat start, with and without memory --------------------------------------------------------
@@ -308,8 +341,10 @@ def chat_figures(data: dict, n: int) -> None:
         turns[memory] = (statistics.median(turn_times), statistics.median(turn_queries))
     for label, pair in (("chat start", starts), ("a turn of an open chat", turns)):
         (t_on, q_on), (t_off, q_off) = pair[True], pair[False]
-        print(f"{label} with memory: {q_on:.0f} queries, {t_on * 1000:.2f} ms; without: {q_off:.0f} queries, "
-              f"{t_off * 1000:.2f} ms (medians of {n}); with/without: time {t_on / t_off:.2f}x, {q_on - q_off:+.0f} queries")
+        print(
+            f"{label} with memory: {q_on:.0f} queries, {t_on * 1000:.2f} ms; without: {q_off:.0f} queries, "
+            f"{t_off * 1000:.2f} ms (medians of {n}); with/without: time {t_on / t_off:.2f}x, {q_on - q_off:+.0f} queries"
+        )
 
 
 def main():
@@ -334,9 +369,16 @@ def main():
     servers = []
     try:
         os.environ.update(
-            {"DATABASE_URL": DB_URL, "DEBUG": "", "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnop",
-             "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "0", "API_RATE_PER_KEY": args.rate,
-             "LOG_LEVEL": "WARNING", "DJANGO_SETTINGS_MODULE": "agentnava_site.settings"}
+            {
+                "DATABASE_URL": DB_URL,
+                "DEBUG": "",
+                "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnop",
+                "ALLOWED_HOSTS": "127.0.0.1",
+                "SECURE_SSL_REDIRECT": "0",
+                "API_RATE_PER_KEY": args.rate,
+                "LOG_LEVEL": "WARNING",
+                "DJANGO_SETTINGS_MODULE": "agentnava_site.settings",
+            }
         )
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, check=True)
         import django
@@ -347,8 +389,10 @@ def main():
         ports = {"ours": free_port(), "bare": free_port()}
         servers.append(start_gunicorn(ports["ours"], args.workers, args.rate))
         servers.append(start_gunicorn(ports["bare"], args.workers, args.rate, settings_module="bench.bare_api"))
-        print(f"gunicorn: {args.workers} sync workers for each of the project and the bare DRF app; "
-              f"wrk -t{args.threads} -c{args.connections} -d{args.seconds:g}s; per-key rate {args.rate}")
+        print(
+            f"gunicorn: {args.workers} sync workers for each of the project and the bare DRF app; "
+            f"wrk -t{args.threads} -c{args.connections} -d{args.seconds:g}s; per-key rate {args.rate}"
+        )
         http_figures(ports, data, args)
         for server in servers:
             stop(server)

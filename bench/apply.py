@@ -10,6 +10,7 @@ works TASK_SECONDS, then hands over), with the offline engine. Prints the progre
 would show as it goes, the total time, the time a memory, the statements a batch, and the counts.
 Everything lives in a scratch team removed at the end.
 """
+
 import argparse
 import os
 import sys
@@ -28,12 +29,11 @@ django.setup()
 import logging  # noqa: E402
 
 from django.db import connection  # noqa: E402
-
-from bench.statements import Statements  # noqa: E402
 from django_q.conf import Conf  # noqa: E402
 
 from agents import services as agent_services  # noqa: E402
 from agents.models import Plan, Team  # noqa: E402
+from bench.statements import Statements  # noqa: E402
 from memory import apply  # noqa: E402
 from memory.models import MemoryRun  # noqa: E402
 
@@ -84,7 +84,9 @@ def main():
         sys.exit("bench/apply.py builds its memories with PostgreSQL's generate_series: set DATABASE_URL")
     logging.disable(logging.INFO)  # one log line per audit row would be this bench's own cost
     Conf.SYNC = False  # the job's first task is queued, not run: this process drives the steps
-    print(f"database: {connection.vendor}; cpu count: {os.cpu_count()}; engine: offline; batch {apply.BATCH_SIZE}, step {apply.TASK_SECONDS} s")
+    print(
+        f"database: {connection.vendor}; cpu count: {os.cpu_count()}; engine: offline; batch {apply.BATCH_SIZE}, step {apply.TASK_SECONDS} s"
+    )
     Team.objects.filter(slug="bench-apply").delete()
     team = Team.objects.create(slug="bench-apply", name="Bench Apply", plan=Plan.TEAM)
     try:
@@ -92,7 +94,9 @@ def main():
         t0 = time.perf_counter()
         build(agent, args.memories)
         print(f"built {args.memories:,} memories in {time.perf_counter() - t0:.1f} s")
-        agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+        agent_services.agent_update(
+            agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+        )
         job = apply.apply_start(agent=agent)
         t0, c0, steps = time.perf_counter(), time.process_time(), 0
         status = "continued"
@@ -102,21 +106,38 @@ def main():
                 steps += 1
                 job.refresh_from_db()
                 elapsed = time.perf_counter() - t0
-                print(f"  {elapsed:6.1f} s  {job.reviewed:,} of {job.total:,} reviewed ({job.reviewed / job.total:.0%}), {job.changed:,} changed")
+                print(
+                    f"  {elapsed:6.1f} s  {job.reviewed:,} of {job.total:,} reviewed ({job.reviewed / job.total:.0%}), {job.changed:,} changed"
+                )
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"statements: {queries.count:,} in all, {queries.count / job.reviewed * apply.BATCH_SIZE:.1f} "
-              f"a batch of {apply.BATCH_SIZE} memories")
+        print(
+            f"statements: {queries.count:,} in all, {queries.count / job.reviewed * apply.BATCH_SIZE:.1f} "
+            f"a batch of {apply.BATCH_SIZE} memories"
+        )
         job.refresh_from_db()
         runs = MemoryRun.objects.filter(memory__agent=agent, kind=MemoryRun.Kind.APPLY).count()
-        print(f"apply: {status}; {job.reviewed:,} reviewed, {job.changed:,} changed, {job.removed:,} lines removed, "
-              f"{job.failed} failed, {runs:,} audit rows; {steps} steps")
-        print(f"apply over {job.total:,} memories: {elapsed:.0f} s ({elapsed / 60:.1f} min) = {elapsed / job.reviewed * 1000:.2f} ms a memory "
-              f"({job.reviewed / elapsed:.0f} memories/s); this process's CPU {cpu / job.reviewed * 1000:.2f} ms a memory")
+        print(
+            f"apply: {status}; {job.reviewed:,} reviewed, {job.changed:,} changed, {job.removed:,} lines removed, "
+            f"{job.failed} failed, {runs:,} audit rows; {steps} steps"
+        )
+        print(
+            f"apply over {job.total:,} memories: {elapsed:.0f} s ({elapsed / 60:.1f} min) = {elapsed / job.reviewed * 1000:.2f} ms a memory "
+            f"({job.reviewed / elapsed:.0f} memories/s); this process's CPU {cpu / job.reviewed * 1000:.2f} ms a memory"
+        )
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("DELETE FROM memory_memoryrun WHERE memory_id IN (SELECT id FROM memory_memory WHERE agent_id IN (SELECT id FROM agents_agent WHERE team_id = %s))", [team.pk])
-            cursor.execute("DELETE FROM memory_memory WHERE agent_id IN (SELECT id FROM agents_agent WHERE team_id = %s)", [team.pk])
-            cursor.execute("DELETE FROM agents_enduser WHERE agent_id IN (SELECT id FROM agents_agent WHERE team_id = %s)", [team.pk])
+            cursor.execute(
+                "DELETE FROM memory_memoryrun WHERE memory_id IN (SELECT id FROM memory_memory WHERE agent_id IN (SELECT id FROM agents_agent WHERE team_id = %s))",
+                [team.pk],
+            )
+            cursor.execute(
+                "DELETE FROM memory_memory WHERE agent_id IN (SELECT id FROM agents_agent WHERE team_id = %s)",
+                [team.pk],
+            )
+            cursor.execute(
+                "DELETE FROM agents_enduser WHERE agent_id IN (SELECT id FROM agents_agent WHERE team_id = %s)",
+                [team.pk],
+            )
         team.delete()
 
 

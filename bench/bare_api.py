@@ -9,6 +9,7 @@ CommonMiddleware, no authentication, no throttle, ModelSerializers.
 - GET /bare/agents/<agent pk>/end-users/<external id>/memory: one row by (agent, end user), one query.
 - GET /bare/agents/<agent pk>/memories?limit=50[&before_id=N&before_at=ISO]: a keyset page.
 """
+
 from agentnava_site.settings import *  # noqa: F403
 
 MIDDLEWARE = ["django.middleware.common.CommonMiddleware"]
@@ -55,7 +56,9 @@ def _urls():
             if "before_id" in request.query_params:
                 at, pk = parse_datetime(request.query_params["before_at"]), int(request.query_params["before_id"])
                 rows = rows.filter(Q(updated_at__lt=at) | Q(updated_at=at, id__lt=pk))
-            return Response({"memories": MemorySerializer(rows[: int(request.query_params.get("limit", 50))], many=True).data})
+            return Response(
+                {"memories": MemorySerializer(rows[: int(request.query_params.get("limit", 50))], many=True).data}
+            )
 
     return [
         path("bare/agents/<int:agent_pk>/end-users/<str:external_id>/memory", MemoryView.as_view()),

@@ -16,6 +16,7 @@ to the two kinds of process, not what a model costs:
 
 Scratch database agentnava_bench_capacity (made and dropped) and Redis db 15 (flushed).
 """
+
 import argparse
 import json
 import os
@@ -81,7 +82,14 @@ def model_answer(latency: float):
         payload_text = body["messages"][-1]["content"]
         if "response_format" in body:  # the writer: add one line citing the first message
             payload = json.loads(payload_text)
-            ops = [{"op": "add", "line": None, "text": "Prefers email over phone.", "sources": [payload["messages"][0]["id"]]}]
+            ops = [
+                {
+                    "op": "add",
+                    "line": None,
+                    "text": "Prefers email over phone.",
+                    "sources": [payload["messages"][0]["id"]],
+                }
+            ]
             reply = chat_json({"operations": ops})
         else:
             reply = {"status": 200, "body": chat_body("Thanks, noted.")}
@@ -105,14 +113,20 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
     team = Team.objects.get_or_create(slug="bench-cap", defaults={"name": "Bench", "plan": Plan.TEAM})[0]
     rows = []
     for workers in workers_list:
-        agent = services.agent_create(team=team, name=f"Writer {workers}", config={"memorySettings": {"on": True, "quietMinutes": 5}})
+        agent = services.agent_create(
+            team=team, name=f"Writer {workers}", config={"memorySettings": {"on": True, "quietMinutes": 5}}
+        )
         n = max(20, workers * per_worker)
         start_at = timezone.now() - timedelta(minutes=30)
         for i in range(n):
             conversation = services.conversation_start(agent=agent, external_id=f"w{workers}_{i}", now=start_at)
-            services.message_record(conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at)
+            services.message_record(
+                conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at
+            )
         cluster, log = start(
-            [sys.executable, "manage.py", "qcluster"], {**env, "Q_WORKERS": str(workers), "LOG_LEVEL": "INFO"}, tmp / f"qcluster{workers}.log"
+            [sys.executable, "manage.py", "qcluster"],
+            {**env, "Q_WORKERS": str(workers), "LOG_LEVEL": "INFO"},
+            tmp / f"qcluster{workers}.log",
         )
         try:
             deadline = time.monotonic() + 120
@@ -131,7 +145,10 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
         finally:
             stop(cluster, log)
         rows.append((workers, n, done, elapsed, done / elapsed))
-        print(f"writer  workers={workers:>2}  {done}/{n} runs in {elapsed:5.1f} s  = {done / elapsed:5.2f} runs/s", flush=True)
+        print(
+            f"writer  workers={workers:>2}  {done}/{n} runs in {elapsed:5.1f} s  = {done / elapsed:5.2f} runs/s",
+            flush=True,
+        )
     return rows
 
 
@@ -158,8 +175,18 @@ def chat_figures(env, configs, seconds, connections, tmp) -> list[tuple]:
     for workers, threads in configs:
         port = free_port()
         server, log = start(
-            [shutil.which("gunicorn", path=str(Path(sys.executable).parent)) or "gunicorn", "-c", "deploy/gunicorn.conf.py", "agentnava_site.wsgi"],
-            {**env, "WEB_CONCURRENCY": str(workers), "GUNICORN_THREADS": str(threads), "GUNICORN_BIND": f"127.0.0.1:{port}"},
+            [
+                shutil.which("gunicorn", path=str(Path(sys.executable).parent)) or "gunicorn",
+                "-c",
+                "deploy/gunicorn.conf.py",
+                "agentnava_site.wsgi",
+            ],
+            {
+                **env,
+                "WEB_CONCURRENCY": str(workers),
+                "GUNICORN_THREADS": str(threads),
+                "GUNICORN_BIND": f"127.0.0.1:{port}",
+            },
             tmp / f"gunicorn{workers}x{threads}.log",
         )
         try:
@@ -170,16 +197,33 @@ def chat_figures(env, configs, seconds, connections, tmp) -> list[tuple]:
                 except OSError:
                     time.sleep(0.5)
             out = subprocess.run(
-                ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", "30s", "--latency", "-s", str(lua), f"http://127.0.0.1:{port}"],
-                capture_output=True, text=True, check=True,
+                [
+                    "wrk",
+                    "-t2",
+                    f"-c{connections}",
+                    f"-d{seconds}s",
+                    "--timeout",
+                    "30s",
+                    "--latency",
+                    "-s",
+                    str(lua),
+                    f"http://127.0.0.1:{port}",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
             ).stdout
         finally:
             stop(server, log)
         rps = float(next(line.split()[1] for line in out.splitlines() if line.startswith("Requests/sec")))
         p50 = next((line.split()[1] for line in out.splitlines() if line.strip().startswith("50%")), "?")
-        errors = next((line.strip() for line in out.splitlines() if "Non-2xx" in line or "Socket errors" in line), "no errors")
+        errors = next(
+            (line.strip() for line in out.splitlines() if "Non-2xx" in line or "Socket errors" in line), "no errors"
+        )
         rows.append((workers, threads, rps, p50, errors))
-        print(f"chat    workers={workers} threads={threads:>2}  {rps:6.2f} replies/s  p50 {p50}  ({errors})", flush=True)
+        print(
+            f"chat    workers={workers} threads={threads:>2}  {rps:6.2f} replies/s  p50 {p50}  ({errors})", flush=True
+        )
     return rows
 
 
@@ -206,7 +250,11 @@ def cpu_figures(fake, latency, n) -> tuple[float, float]:
     calls_before = len(fake.requests)
     began = time.process_time()
     for chat in chats:
-        response = client.post(f"/api/v1/conversations/{chat}/messages", {"text": "Can you check my order?"}, content_type="application/json")
+        response = client.post(
+            f"/api/v1/conversations/{chat}/messages",
+            {"text": "Can you check my order?"},
+            content_type="application/json",
+        )
         assert response.status_code in (200, 201), response.content[:200]
     reply_cpu = (time.process_time() - began) / n
     calls_per_reply = (len(fake.requests) - calls_before) / n
@@ -214,15 +262,20 @@ def cpu_figures(fake, latency, n) -> tuple[float, float]:
     users = []
     for i in range(n):
         conversation = services.conversation_start(agent=agent, external_id=f"cpu_w{i}", now=start_at)
-        services.message_record(conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at)
+        services.message_record(
+            conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at
+        )
         users.append(conversation.end_user_id)
     began = time.process_time()
     for end_user_id in users:
         run_quiet_window(end_user_id=end_user_id)
     run_cpu = (time.process_time() - began) / n
     fake.default = model_answer(latency)
-    print(f"cpu     one chat reply {reply_cpu * 1000:.0f} ms ({calls_per_reply:g} model call), one writer run {run_cpu * 1000:.0f} ms"
-          " (CPU time, in process)", flush=True)
+    print(
+        f"cpu     one chat reply {reply_cpu * 1000:.0f} ms ({calls_per_reply:g} model call), one writer run {run_cpu * 1000:.0f} ms"
+        " (CPU time, in process)",
+        flush=True,
+    )
     return reply_cpu, run_cpu
 
 
@@ -277,7 +330,9 @@ def main():
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
-        print(f"{os.cpu_count()} cores, Python {platform.python_version()}; model latency {args.latency:g} s", flush=True)
+        print(
+            f"{os.cpu_count()} cores, Python {platform.python_version()}; model latency {args.latency:g} s", flush=True
+        )
         cpu_figures(fake, args.latency, 50)
         if args.workers != "none":
             writer_figures(env, [int(w) for w in args.workers.split(",")], args.per_worker, tmp)

@@ -9,6 +9,7 @@ normalisation, and prints p50 and p95 in milliseconds, of wall time and of this 
 shared machine the wall time also holds waiting for a core). Lines with a budget (BUDGET_MS) say so, and a
 line over its budget is printed at the end. No database or Django is needed.
 """
+
 import argparse
 import os
 import platform
@@ -80,8 +81,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
-    policy.line_refusal("warm up: imports, vocabulary, detect-secrets 4242/4242/4242/4242 Zx9QmW2pL7vK4tR8sY3nB6cF1hJ5dG0a")
-    print(f"python {platform.python_version()} on {platform.machine()}, {platform.processor() or 'cpu'}; {args.calls} calls a line")
+    policy.line_refusal(
+        "warm up: imports, vocabulary, detect-secrets 4242/4242/4242/4242 Zx9QmW2pL7vK4tR8sY3nB6cF1hJ5dG0a"
+    )
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, {platform.processor() or 'cpu'}; {args.calls} calls a line"
+    )
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'line':52} {'chars':>5} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>8} {'cpu p95':>8}  result")
     over = []

@@ -11,6 +11,7 @@ Reports, in one run, on the configured database (PostgreSQL for the sweep at sca
 4. the input size of one run as an end user's history grows (it must stay flat).
 Everything it makes lives in a scratch team that it removes at the end.
 """
+
 import argparse
 import json
 import multiprocessing
@@ -30,12 +31,11 @@ django.setup()
 
 
 from django.db import connection  # noqa: E402
-
-from bench.statements import Statements  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from agents import services as agent_services  # noqa: E402
 from agents.models import Plan, Team  # noqa: E402
+from bench.statements import Statements  # noqa: E402
 from memory import writer, writer_batch  # noqa: E402
 from memory.selectors import end_users_due_for_memory, writer_input  # noqa: E402
 
@@ -64,7 +64,12 @@ def scratch_agent(slug):
     Team.objects.filter(slug=slug).delete()
     team = Team.objects.create(slug=slug, name="Bench", plan=Plan.TEAM)
     agent = agent_services.agent_create(
-        team=team, name="Bench", config={"actions": [{"name": "renew_plan", "label": "Renewed the plan"}], "memorySettings": {"on": True, "quietMinutes": 5}}
+        team=team,
+        name="Bench",
+        config={
+            "actions": [{"name": "renew_plan", "label": "Renewed the plan"}],
+            "memorySettings": {"on": True, "quietMinutes": 5},
+        },
     )
     return team, agent
 
@@ -106,24 +111,30 @@ def writer_throughput(agent, n_users, m_messages, workers=2):
     with Statements(connection) as queries:
         runs = sum(1 for pk in single_ids if writer.run_quiet_window(end_user_id=pk, now=now))
     single, single_cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"writer, one run at a time: {runs} runs ({n_users} people x {m_messages} messages + 1 action) in {single:.2f} s "
-          f"= {runs / single:.1f} runs/s; {queries.count / runs:.1f} statements a run; "
-          f"CPU {single_cpu / runs * 1000:.1f} ms a run in this process")
+    print(
+        f"writer, one run at a time: {runs} runs ({n_users} people x {m_messages} messages + 1 action) in {single:.2f} s "
+        f"= {runs / single:.1f} runs/s; {queries.count / runs:.1f} statements a run; "
+        f"CPU {single_cpu / runs * 1000:.1f} ms a run in this process"
+    )
     t0, c0 = time.perf_counter(), time.process_time()
     with Statements(connection) as queries:
         runs = _run_batches(batch_ids)
     batched, batched_cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"writer, batches of {writer_batch.BATCH_SIZE} in one process: {runs} runs in {batched:.2f} s = {runs / batched:.1f} runs/s "
-          f"({single / batched:.2f}x one at a time); {queries.count / runs:.2f} statements a run "
-          f"({queries.count / len(_batches(batch_ids)):.0f} a batch); CPU {batched_cpu / runs * 1000:.1f} ms a run")
+    print(
+        f"writer, batches of {writer_batch.BATCH_SIZE} in one process: {runs} runs in {batched:.2f} s = {runs / batched:.1f} runs/s "
+        f"({single / batched:.2f}x one at a time); {queries.count / runs:.2f} statements a run "
+        f"({queries.count / len(_batches(batch_ids)):.0f} a batch); CPU {batched_cpu / runs * 1000:.1f} ms a run"
+    )
     halves = [parallel_ids[k::workers] for k in range(workers)]
     connection.close()  # each worker opens its own
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         t0 = time.perf_counter()
         runs = sum(pool.map(_run_batches, halves))
         parallel = time.perf_counter() - t0
-    print(f"writer, batches in {workers} processes at once ({os.cpu_count()} cores, the database on the same machine): "
-          f"{runs} runs in {parallel:.2f} s = {runs / parallel:.1f} runs/s (offline engine, {connection.vendor})")
+    print(
+        f"writer, batches in {workers} processes at once ({os.cpu_count()} cores, the database on the same machine): "
+        f"{runs} runs in {parallel:.2f} s = {runs / parallel:.1f} runs/s (offline engine, {connection.vendor})"
+    )
 
 
 def _engine_payload(texts, actions=()):
@@ -139,10 +150,15 @@ def engine_alone(n_users, m_messages, rounds=7):
     other processes on a shared machine matter less)."""
     from memory.offline import memory_operations
 
-    renew = {"id": "a1", "at": "2026-11-03T14:59:00+00:00", "day": "3 Nov", "name": "renew_plan", "label": "Renewed the plan", "status": "succeeded"}
-    bench_payloads = [
-        _engine_payload([sentence(i, j) for j in range(m_messages)], [renew]) for i in range(n_users)
-    ]
+    renew = {
+        "id": "a1",
+        "at": "2026-11-03T14:59:00+00:00",
+        "day": "3 Nov",
+        "name": "renew_plan",
+        "label": "Renewed the plan",
+        "status": "succeeded",
+    }
+    bench_payloads = [_engine_payload([sentence(i, j) for j in range(m_messages)], [renew]) for i in range(n_users)]
     eval_payloads = []
     for path in sorted((Path(__file__).resolve().parents[1] / "tests" / "eval").glob("cases*.jsonl")):
         for raw in path.read_text(encoding="utf-8").splitlines():
@@ -158,8 +174,10 @@ def engine_alone(n_users, m_messages, rounds=7):
             for payload in payloads:
                 memory_operations(payload)
             best = min(best, time.process_time() - t0)
-        print(f"offline engine alone, {name}: {len(payloads)} runs in {best * 1000:.0f} ms CPU (best of {rounds}) "
-              f"= {best / len(payloads) * 1000:.2f} ms a run")
+        print(
+            f"offline engine alone, {name}: {len(payloads)} runs in {best * 1000:.0f} ms CPU (best of {rounds}) "
+            f"= {best / len(payloads) * 1000:.2f} ms a run"
+        )
 
 
 def sweep_at_scale(agent, total):
@@ -197,7 +215,9 @@ def sweep_at_scale(agent, total):
         t0 = time.perf_counter()
         found = end_users_due_for_memory(now=timezone.now(), limit=total)
         timings.append(time.perf_counter() - t0)
-    print(f"sweep: found {len(found):,} due end users; best of 5 {min(timings) * 1000:.1f} ms, median {sorted(timings)[2] * 1000:.1f} ms")
+    print(
+        f"sweep: found {len(found):,} due end users; best of 5 {min(timings) * 1000:.1f} ms, median {sorted(timings)[2] * 1000:.1f} ms"
+    )
     print("sweep EXPLAIN ANALYZE:")
     for line in plan:
         print("   ", line)
@@ -206,7 +226,12 @@ def sweep_at_scale(agent, total):
 def conversation_sql():
     from agents.models import Conversation
 
-    return Conversation.objects.filter(memory_due_at__lte=timezone.now()).order_by("memory_due_at").values_list("end_user_id").query.sql_with_params()
+    return (
+        Conversation.objects.filter(memory_due_at__lte=timezone.now())
+        .order_by("memory_due_at")
+        .values_list("end_user_id")
+        .query.sql_with_params()
+    )
 
 
 def input_growth(agent, chats):
@@ -252,7 +277,9 @@ def main():
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 cursor.execute("DELETE FROM agents_conversation WHERE agent_id = %s AND source = 'bench'", [agent.pk])
-                cursor.execute("DELETE FROM agents_enduser WHERE agent_id = %s AND external_id LIKE 'bench_%%'", [agent.pk])
+                cursor.execute(
+                    "DELETE FROM agents_enduser WHERE agent_id = %s AND external_id LIKE 'bench_%%'", [agent.pk]
+                )
         team.delete()
 
 

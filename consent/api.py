@@ -1,4 +1,5 @@
 """The REST API for an end user's consent (R26): a yes sets `agreedAt`, a no clears it."""
+
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -13,7 +14,9 @@ from .services import consent_set
 
 class ConsentApi(TeamApi):
     class ConsentIn(StrictSerializer):
-        agreed = StrictBooleanField(help_text="true: they said yes (the first yes's date is kept); false: they said no.")
+        agreed = StrictBooleanField(
+            help_text="true: they said yes (the first yes's date is kept); false: they said no."
+        )
 
     class ConsentOut(serializers.Serializer):
         endUserId = serializers.CharField()
@@ -26,7 +29,11 @@ class ConsentApi(TeamApi):
         summary="Record the end user's yes or no",
         description="With `askFirst` on, memory stays off for an end user until a yes. A yes applies from "
         "their next conversation.",
-        parameters=[OpenApiParameter("end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person.")],
+        parameters=[
+            OpenApiParameter(
+                "end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person."
+            )
+        ],
         request=ConsentIn,
         responses={200: ConsentOut, **errors("invalid_end_user_id", "agent_not_found", body=True)},
     )
@@ -38,6 +45,10 @@ class ConsentApi(TeamApi):
             consent = consent_set(end_user=end_user, agreed=data["agreed"], source=Consent.Source.API)
         return Response(
             self.ConsentOut(
-                {"endUserId": end_user.external_id, "agreed": consent.agreed_at is not None, "agreedAt": consent.agreed_at}
+                {
+                    "endUserId": end_user.external_id,
+                    "agreed": consent.agreed_at is not None,
+                    "agreedAt": consent.agreed_at,
+                }
             ).data
         )

@@ -1,4 +1,5 @@
 """Consent per (agent, end user): the yes (agreed_at) or no of R26, and where it came from."""
+
 from django.db import models
 from django.db.models import Q
 

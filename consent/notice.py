@@ -1,5 +1,6 @@
 """The privacy notice end users see (R27), built from an agent's memory settings, and the
 document's consent guidance (R28), shown to the team where it applies. Not legal advice."""
+
 import re
 from dataclasses import dataclass
 
@@ -34,21 +35,84 @@ class GuidanceRow:
 
 
 GUIDANCE = (
-    GuidanceRow("EU and UK", "Storing or reading an id on a device needs consent, unless strictly necessary (ePrivacy). A person can object to profiling, and must be told clearly by the first contact (GDPR Article 21).", "Keeping today's chat is likely exempt. Remembering a visitor across chats likely is not, so you may need to ask first.", frozenset({"cross_chat"})),
-    GuidanceRow("EU and UK", "Health, religion, politics, sexuality, ethnicity and similar data need a narrow ground, such as explicit consent (GDPR Article 9).", "Our default instructions rule these out. If yours open one of them, you likely need consent.", frozenset({"sensitive"})),
-    GuidanceRow("EU", "Inferring emotions at work or in education is banned, and people must be told they are talking to an AI (AI Act).", "Our default instructions rule out emotional state and conclusions about mood. Do not reopen that in yours.", frozenset({"emotion"})),
-    GuidanceRow("California", "Notice at or before collection, and rights to delete and correct, for larger businesses (CCPA and CPRA).", "A yes first is not required for this, but your privacy notice should mention memory.", frozenset({"notice"})),
-    GuidanceRow("California", "No listening in on a chat without everyone's consent (CIPA). Courts are split on chat vendors.", "This reaches website chat with or without memory. Tell visitors that chats are saved.", frozenset({"notice"})),
-    GuidanceRow("California", "A bot that can meet social needs across chats has extra duties (SB 243). Customer service and business bots are out.", "Keep it to the job. An agent that keeps someone's feelings should be treated as a companion bot.", frozenset({"emotion"})),
-    GuidanceRow("India", "Notice and consent by a clear action, and parental consent under 18 (DPDP Rules). These duties start in May 2027.", "Where consent is your ground, ask first.", frozenset({"cross_chat", "sensitive"})),
-    GuidanceRow("US", "Children under 13 need parental consent (COPPA).", "Leave memory off if children may use the agent.", frozenset({"children"})),
-    GuidanceRow("Anywhere", "Automated decisions about people, such as hiring, lending, housing, schooling or medical care, have rules of their own.", "Memory must not feed a decision about a person.", frozenset({"decisions"})),
+    GuidanceRow(
+        "EU and UK",
+        "Storing or reading an id on a device needs consent, unless strictly necessary (ePrivacy). A person can object to profiling, and must be told clearly by the first contact (GDPR Article 21).",
+        "Keeping today's chat is likely exempt. Remembering a visitor across chats likely is not, so you may need to ask first.",
+        frozenset({"cross_chat"}),
+    ),
+    GuidanceRow(
+        "EU and UK",
+        "Health, religion, politics, sexuality, ethnicity and similar data need a narrow ground, such as explicit consent (GDPR Article 9).",
+        "Our default instructions rule these out. If yours open one of them, you likely need consent.",
+        frozenset({"sensitive"}),
+    ),
+    GuidanceRow(
+        "EU",
+        "Inferring emotions at work or in education is banned, and people must be told they are talking to an AI (AI Act).",
+        "Our default instructions rule out emotional state and conclusions about mood. Do not reopen that in yours.",
+        frozenset({"emotion"}),
+    ),
+    GuidanceRow(
+        "California",
+        "Notice at or before collection, and rights to delete and correct, for larger businesses (CCPA and CPRA).",
+        "A yes first is not required for this, but your privacy notice should mention memory.",
+        frozenset({"notice"}),
+    ),
+    GuidanceRow(
+        "California",
+        "No listening in on a chat without everyone's consent (CIPA). Courts are split on chat vendors.",
+        "This reaches website chat with or without memory. Tell visitors that chats are saved.",
+        frozenset({"notice"}),
+    ),
+    GuidanceRow(
+        "California",
+        "A bot that can meet social needs across chats has extra duties (SB 243). Customer service and business bots are out.",
+        "Keep it to the job. An agent that keeps someone's feelings should be treated as a companion bot.",
+        frozenset({"emotion"}),
+    ),
+    GuidanceRow(
+        "India",
+        "Notice and consent by a clear action, and parental consent under 18 (DPDP Rules). These duties start in May 2027.",
+        "Where consent is your ground, ask first.",
+        frozenset({"cross_chat", "sensitive"}),
+    ),
+    GuidanceRow(
+        "US",
+        "Children under 13 need parental consent (COPPA).",
+        "Leave memory off if children may use the agent.",
+        frozenset({"children"}),
+    ),
+    GuidanceRow(
+        "Anywhere",
+        "Automated decisions about people, such as hiring, lending, housing, schooling or medical care, have rules of their own.",
+        "Memory must not feed a decision about a person.",
+        frozenset({"decisions"}),
+    ),
 )
 
 # Words in an agent's instructions that say children may use it (COPPA). Vocabulary, not logic.
 CHILDREN_WORDS = (
-    "child", "children", "kid", "kids", "minor", "minors", "teen", "teens", "teenager", "teenagers",
-    "student", "students", "pupil", "pupils", "school", "schools", "under 13", "under 18", "parent", "parents",
+    "child",
+    "children",
+    "kid",
+    "kids",
+    "minor",
+    "minors",
+    "teen",
+    "teens",
+    "teenager",
+    "teenagers",
+    "student",
+    "students",
+    "pupil",
+    "pupils",
+    "school",
+    "schools",
+    "under 13",
+    "under 18",
+    "parent",
+    "parents",
 )
 _CHILDREN_RE = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in CHILDREN_WORDS) + r")\b", re.I)
 

@@ -1,4 +1,5 @@
 """Reads for consent: what an end user has answered (R26)."""
+
 from agents.models import EndUser
 
 from .models import Consent

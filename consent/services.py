@@ -1,4 +1,5 @@
 """Consent writes and the ask-first gate (R26)."""
+
 from django.utils import timezone
 
 from agents.errors import AppError

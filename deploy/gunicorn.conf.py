@@ -1,5 +1,6 @@
 """gunicorn for AgentNava (docs/deploy.md): threaded workers, so a chat reply waiting seconds on the
 model holds one thread, not a whole worker. Every value can be set from the environment."""
+
 import os
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")

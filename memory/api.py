@@ -1,6 +1,7 @@
 """The REST API for memories: the list, one end user's memory (get, set, delete, stop) and the
 end user's erase. Thin classes over `memory.services`; the privacy guards are `memory.policy`'s,
 called by `memory_set` as on every other write path."""
+
 from datetime import datetime
 
 from django.db import transaction
@@ -55,7 +56,9 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
     try:
         return memory_cursor_decode(cursor)
     except AppError:
-        raise serializers.ValidationError({"cursor": ["Not a cursor from this API: pass next.cursor as it came."]})
+        raise serializers.ValidationError(
+            {"cursor": ["Not a cursor from this API: pass next.cursor as it came."]}
+        ) from None
 
 
 DATETIME = serializers.DateTimeField()
@@ -70,11 +73,15 @@ def api_output(read: dict) -> dict:
         "endUserId": read["endUserId"],
         "text": read["text"],
         "stopped": read["stopped"],
-        **{name: DATETIME.to_representation(read[name]) if read[name] is not None else None
-           for name in ("updatedAt", "readUpTo")},
+        **{
+            name: DATETIME.to_representation(read[name]) if read[name] is not None else None
+            for name in ("updatedAt", "readUpTo")
+        },
         "lastRun": {name: last_run.get(name) for name in LAST_RUN_FIELDS} if last_run else None,
-        **{name: DATETIME.to_representation(read[name]) if read[name] is not None else None
-           for name in ("stoppedAt", "agreedAt", "lastChatAt")},
+        **{
+            name: DATETIME.to_representation(read[name]) if read[name] is not None else None
+            for name in ("stoppedAt", "agreedAt", "lastChatAt")
+        },
         "conversations": read["conversations"],
     }
 
@@ -93,9 +100,16 @@ class MemoryOut(serializers.Serializer):
     endUserId = serializers.CharField()
     text = serializers.CharField(help_text="One fact per line, what the agent reads; empty when stopped.")
     stopped = serializers.BooleanField(help_text="They asked to stop: nothing is kept and chats do not use memory.")
-    updatedAt = serializers.DateTimeField(allow_null=True, help_text="When it last changed (null if it never had a line). Pass it as `before` to page the list.")
-    readUpTo = serializers.DateTimeField(allow_null=True, help_text="How far the memory has read their chats; nothing older can change it.")
-    lastRun = LastRunOut(allow_null=True, help_text="What the last update after a chat did, as counts; none of their words.")
+    updatedAt = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When it last changed (null if it never had a line). Pass it as `before` to page the list.",
+    )
+    readUpTo = serializers.DateTimeField(
+        allow_null=True, help_text="How far the memory has read their chats; nothing older can change it."
+    )
+    lastRun = LastRunOut(
+        allow_null=True, help_text="What the last update after a chat did, as counts; none of their words."
+    )
     stoppedAt = serializers.DateTimeField(allow_null=True, help_text="When they asked to stop.")
     agreedAt = serializers.DateTimeField(allow_null=True, help_text="When they said yes, where the agent asks first.")
     lastChatAt = serializers.DateTimeField(allow_null=True, help_text="Their newest chat on this agent.")
@@ -104,7 +118,9 @@ class MemoryOut(serializers.Serializer):
 
 class MemoryPageNext(serializers.Serializer):
     before = serializers.DateTimeField(help_text="The last memory's updatedAt.")
-    cursor = serializers.CharField(help_text="Exact continuation after the last memory, even when several share its updatedAt.")
+    cursor = serializers.CharField(
+        help_text="Exact continuation after the last memory, even when several share its updatedAt."
+    )
 
 
 class MemoryPageOut(serializers.Serializer):
@@ -139,10 +155,15 @@ class MemoryListApi(TeamApi):
         agent = self.agent(agent_id)
         query = self.QueryIn.from_request(request)
         after_key = decode_cursor(query["cursor"]) if "cursor" in query else None
-        page, more = memories_page(agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key)
+        page, more = memories_page(
+            agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key
+        )
         next_page = None
         if more:
-            next_page = {"before": DATETIME.to_representation(page[-1]["updatedAt"]), "cursor": memories_page_cursor(page[-1])}
+            next_page = {
+                "before": DATETIME.to_representation(page[-1]["updatedAt"]),
+                "cursor": memories_page_cursor(page[-1]),
+            }
         return Response({"memories": [api_output(read) for read in page], "next": next_page})
 
 
@@ -195,7 +216,11 @@ class MemoryApi(TeamApi):
             200: MemoryOut,
             **errors("memory_refused", "invalid_end_user_id", "agent_not_found", "memory_stopped", body=True),
         },
-        examples=[OpenApiExample("set", value={"text": "Prefers email over phone.\nWorks from the Pune office."}, request_only=True)],
+        examples=[
+            OpenApiExample(
+                "set", value={"text": "Prefers email over phone.\nWorks from the Pune office."}, request_only=True
+            )
+        ],
     )
     def put(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)
@@ -228,7 +253,9 @@ class MemoryApi(TeamApi):
 
 class MemoryStopApi(TeamApi):
     class StopIn(StrictSerializer):
-        stop = StrictBooleanField(required=False, default=True, help_text="true (the default): stop; false: they changed their mind.")
+        stop = StrictBooleanField(
+            required=False, default=True, help_text="true (the default): stop; false: they changed their mind."
+        )
 
     @extend_schema(
         operation_id="memory_stop",
@@ -275,8 +302,17 @@ class EndUserApi(TeamApi):
         examples=[
             OpenApiExample(
                 "erased",
-                value={"endUserId": "u_ananya", "memories": 1, "lines": 2, "memoryRuns": 3, "conversations": 2,
-                       "messages": 9, "actions": 1, "consents": 1, "endUsers": 1},
+                value={
+                    "endUserId": "u_ananya",
+                    "memories": 1,
+                    "lines": 2,
+                    "memoryRuns": 3,
+                    "conversations": 2,
+                    "messages": 9,
+                    "actions": 1,
+                    "consents": 1,
+                    "endUsers": 1,
+                },
                 response_only=True,
             )
         ],

@@ -2,6 +2,7 @@
 tab (`memory.trial_jobs`, `memory.apply`) and the same checks (`instructions.instruction_checks`).
 A POST starts a job and answers it (202) at once; GET follows its progress and result; cancel
 stops it between two people (Try) or two memories (Apply)."""
+
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -28,7 +29,9 @@ def _job_running(exc: AppError) -> AppError:
 class TryRowOut(serializers.Serializer):
     status = serializers.CharField(help_text="same, added, replaced or removed.")
     old = serializers.CharField(allow_null=True, help_text="The line kept today; null for an added one.")
-    new = serializers.CharField(allow_null=True, help_text="The line the tried settings would keep; null for a removed one.")
+    new = serializers.CharField(
+        allow_null=True, help_text="The line the tried settings would keep; null for a removed one."
+    )
 
 
 class TryPersonOut(serializers.Serializer):
@@ -40,7 +43,9 @@ class TryPersonOut(serializers.Serializer):
     messagesRead = serializers.IntegerField()
     actionsRead = serializers.IntegerField()
     moreUnread = serializers.BooleanField()
-    openChats = serializers.IntegerField(help_text="Chats still inside their quiet window, left unread (0 with includeOpenChats).")
+    openChats = serializers.IntegerField(
+        help_text="Chats still inside their quiet window, left unread (0 with includeOpenChats)."
+    )
     error = serializers.CharField(allow_blank=True)
     rows = TryRowOut(many=True)
 
@@ -109,7 +114,10 @@ def _try_job(agent, job_id: str):
 class TryStartApi(TeamApi):
     class TryIn(StrictSerializer):
         people = serializers.IntegerField(
-            required=False, default=trial.DEFAULT_PEOPLE, min_value=1, max_value=trial.MAX_PEOPLE,
+            required=False,
+            default=trial.DEFAULT_PEOPLE,
+            min_value=1,
+            max_value=trial.MAX_PEOPLE,
             help_text=f"How many of the newest end users to try on (1 to {trial.MAX_PEOPLE}).",
         )
 
@@ -134,9 +142,13 @@ class TryStartApi(TeamApi):
         data = parse_body(self.TryIn, request)
         state = agent_state(agent)
         try:
-            job = trial_jobs.trial_start(agent=agent, config=state["config"], draft=state["draft"] is not None, people=data["people"])
+            job = trial_jobs.trial_start(
+                agent=agent, config=state["config"], draft=state["draft"] is not None, people=data["people"]
+            )
         except AppError as exc:
-            raise _job_running(exc) if exc.code in RUNNING_CODES else exc
+            if exc.code in RUNNING_CODES:
+                raise _job_running(exc) from exc
+            raise
         return Response(try_answer(job), status=status.HTTP_202_ACCEPTED)
 
 
@@ -207,7 +219,9 @@ class ApplyStartApi(TeamApi):
         try:
             job = memory_apply.apply_start(agent=agent)
         except AppError as exc:
-            raise _job_running(exc) if exc.code in RUNNING_CODES else exc
+            if exc.code in RUNNING_CODES:
+                raise _job_running(exc) from exc
+            raise
         return Response(ApplyJobOut(job).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -252,15 +266,21 @@ class GuidanceOut(serializers.Serializer):
 
 
 class CheckOut(serializers.Serializer):
-    opened = OpenedOut(many=True, help_text="Categories the defaults leave out that these instructions would keep (R13).")
-    decisions = serializers.ListField(child=serializers.CharField(), help_text="Decisions about people they ask memory to feed (R28).")
+    opened = OpenedOut(
+        many=True, help_text="Categories the defaults leave out that these instructions would keep (R13)."
+    )
+    decisions = serializers.ListField(
+        child=serializers.CharField(), help_text="Decisions about people they ask memory to feed (R28)."
+    )
     recommendAskFirst = serializers.BooleanField(help_text="They open a category and askFirst is off.")
     guidance = GuidanceOut(many=True, help_text="What to look at where (R28); not legal advice.")
 
 
 class InstructionCheckApi(TeamApi):
     class CheckIn(StrictSerializer):
-        instructions = StrictCharField(allow_blank=True, max_length=4000, help_text="Memory instructions to check, before saving them.")
+        instructions = StrictCharField(
+            allow_blank=True, max_length=4000, help_text="Memory instructions to check, before saving them."
+        )
         askFirst = StrictBooleanField(required=False, help_text="Default: the agent's published askFirst.")
 
     @extend_schema(
@@ -271,7 +291,11 @@ class InstructionCheckApi(TeamApi):
         "would feed, and the guidance rows that apply. Changes nothing.",
         request=CheckIn,
         responses={200: CheckOut, **errors("agent_not_found", body=True)},
-        examples=[OpenApiExample("check", value={"instructions": "Keep their health conditions so we can help."}, request_only=True)],
+        examples=[
+            OpenApiExample(
+                "check", value={"instructions": "Keep their health conditions so we can help."}, request_only=True
+            )
+        ],
     )
     def post(self, request, agent_id):
         agent = self.agent(agent_id)
@@ -282,7 +306,9 @@ class InstructionCheckApi(TeamApi):
         return Response(
             CheckOut(
                 {
-                    "opened": [{"code": code, "label": label, "clause": clause} for code, label, clause in checks.opened],
+                    "opened": [
+                        {"code": code, "label": label, "clause": clause} for code, label, clause in checks.opened
+                    ],
                     "decisions": checks.decisions,
                     "recommendAskFirst": checks.recommend_ask_first,
                     "guidance": checks.guidance,
@@ -292,5 +318,11 @@ class InstructionCheckApi(TeamApi):
 
 
 __all__ = [
-    "ApplyCancelApi", "ApplyJobApi", "ApplyStartApi", "InstructionCheckApi", "TryCancelApi", "TryJobApi", "TryStartApi",
+    "ApplyCancelApi",
+    "ApplyJobApi",
+    "ApplyStartApi",
+    "InstructionCheckApi",
+    "TryCancelApi",
+    "TryJobApi",
+    "TryStartApi",
 ]

@@ -2,6 +2,7 @@
 conversations, an access request's export (everything kept about one person on one agent), and
 the team-wide erase (one endUserId on every agent of the team). Thin classes over the services;
 the R21 fields are `memory.api`'s."""
+
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce, Substr
@@ -52,7 +53,9 @@ def with_person_fields(end_users):
     same query (correlated subqueries on indexed columns, as `memory.api.with_read_fields`)."""
     agreed = Consent.objects.filter(end_user=OuterRef("pk"), agreed_at__isnull=False).values("agreed_at")[:1]
     counted = (
-        Conversation.objects.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"))), end_user=OuterRef("pk"))
+        Conversation.objects.filter(
+            Exists(Message.objects.filter(conversation=OuterRef("pk"))), end_user=OuterRef("pk")
+        )
         .order_by()
         .values("end_user_id")
         .annotate(n=Count("id"))
@@ -92,10 +95,16 @@ def person_reads(agent: Agent, end_users: list[EndUser]) -> list[dict]:
 class PersonOut(serializers.Serializer):
     endUserId = serializers.CharField()
     firstSeenAt = serializers.DateTimeField(help_text="When the agent first met them (a chat, a memory or a consent).")
-    hasMemory = serializers.BooleanField(help_text="Whether agent.memories() lists them: their memory has lines or records a stop.")
-    text = serializers.CharField(allow_blank=True, help_text="Their memory, one fact per line; empty when there is none.")
+    hasMemory = serializers.BooleanField(
+        help_text="Whether agent.memories() lists them: their memory has lines or records a stop."
+    )
+    text = serializers.CharField(
+        allow_blank=True, help_text="Their memory, one fact per line; empty when there is none."
+    )
     stopped = serializers.BooleanField()
-    updatedAt = serializers.DateTimeField(allow_null=True, help_text="When their memory last changed; null without one.")
+    updatedAt = serializers.DateTimeField(
+        allow_null=True, help_text="When their memory last changed; null without one."
+    )
     readUpTo = serializers.DateTimeField(allow_null=True)
     lastRun = LastRunOut(allow_null=True)
     stoppedAt = serializers.DateTimeField(allow_null=True)
@@ -110,12 +119,17 @@ class PersonOut(serializers.Serializer):
 class PeopleApi(TeamApi):
     class QueryIn(PageQueryIn):
         q = serializers.CharField(
-            required=False, max_length=MAX_END_USER_ID_CHARS, trim_whitespace=False, help_text="Only endUserIds that start with this."
+            required=False,
+            max_length=MAX_END_USER_ID_CHARS,
+            trim_whitespace=False,
+            help_text="Only endUserIds that start with this.",
         )
 
     class EndUserPageOut(serializers.Serializer):
         endUsers = PersonOut(many=True)
-        next = PageNext(allow_null=True, help_text="The query of the next page (before=firstSeenAt, or cursor); null on the last.")
+        next = PageNext(
+            allow_null=True, help_text="The query of the next page (before=firstSeenAt, or cursor); null on the last."
+        )
 
     @extend_schema(
         operation_id="agent_end_users",
@@ -130,14 +144,34 @@ class PeopleApi(TeamApi):
                 "people",
                 value={
                     "endUsers": [
-                        {"endUserId": "u_ananya", "firstSeenAt": "2026-11-02T08:10:00Z", "hasMemory": True,
-                         "text": "Prefers email over phone.\nWorks from the Pune office.", "stopped": False,
-                         "updatedAt": "2026-11-30T10:20:00Z", "readUpTo": "2026-11-30T10:02:10Z",
-                         "lastRun": {"at": "2026-11-30T10:20:00Z", "added": 1, "replaced": 0, "removed": 0},
-                         "stoppedAt": None, "agreedAt": None, "lastChatAt": "2026-11-30T10:02:10Z", "conversations": 4},
-                        {"endUserId": "u_bilal", "firstSeenAt": "2026-11-01T12:00:00Z", "hasMemory": False, "text": "",
-                         "stopped": False, "updatedAt": None, "readUpTo": None, "lastRun": None, "stoppedAt": None,
-                         "agreedAt": None, "lastChatAt": "2026-11-01T12:05:00Z", "conversations": 1},
+                        {
+                            "endUserId": "u_ananya",
+                            "firstSeenAt": "2026-11-02T08:10:00Z",
+                            "hasMemory": True,
+                            "text": "Prefers email over phone.\nWorks from the Pune office.",
+                            "stopped": False,
+                            "updatedAt": "2026-11-30T10:20:00Z",
+                            "readUpTo": "2026-11-30T10:02:10Z",
+                            "lastRun": {"at": "2026-11-30T10:20:00Z", "added": 1, "replaced": 0, "removed": 0},
+                            "stoppedAt": None,
+                            "agreedAt": None,
+                            "lastChatAt": "2026-11-30T10:02:10Z",
+                            "conversations": 4,
+                        },
+                        {
+                            "endUserId": "u_bilal",
+                            "firstSeenAt": "2026-11-01T12:00:00Z",
+                            "hasMemory": False,
+                            "text": "",
+                            "stopped": False,
+                            "updatedAt": None,
+                            "readUpTo": None,
+                            "lastRun": None,
+                            "stoppedAt": None,
+                            "agreedAt": None,
+                            "lastChatAt": "2026-11-01T12:05:00Z",
+                            "conversations": 1,
+                        },
                     ],
                     "next": None,
                 },
@@ -171,7 +205,9 @@ class PersonConversationsApi(TeamApi):
 
     class ConversationPageOut(serializers.Serializer):
         conversations = ConversationSummaryOut(many=True)
-        next = PageNext(allow_null=True, help_text="The query of the next page (before=startedAt, or cursor); null on the last.")
+        next = PageNext(
+            allow_null=True, help_text="The query of the next page (before=startedAt, or cursor); null on the last."
+        )
 
     @extend_schema(
         operation_id="end_user_conversations",
@@ -222,7 +258,9 @@ class ExportOut(serializers.Serializer):
     endUser = PersonOut(help_text="Their memory with the R21 fields.")
     memoryRuns = RunOut(many=True, help_text="Every change of their memory, newest first: counts only, never words.")
     consent = ExportConsentOut(allow_null=True, help_text="Their yes or no (R26); null when never asked.")
-    conversations = ConversationDetailOut(many=True, help_text="Every conversation on this agent with its messages, actions and events, newest first.")
+    conversations = ConversationDetailOut(
+        many=True, help_text="Every conversation on this agent with its messages, actions and events, newest first."
+    )
 
 
 def end_user_export(agent: Agent, end_user: EndUser) -> dict:
@@ -262,19 +300,50 @@ class PersonExportApi(TeamApi):
                 value={
                     "exportedAt": "2026-12-01T09:00:00Z",
                     "agent": {"id": "agt_493fb4f0cf13", "name": "Support"},
-                    "endUser": {"endUserId": "u_ananya", "firstSeenAt": "2026-11-02T08:10:00Z", "hasMemory": True,
-                                "text": "Prefers email over phone.", "stopped": False, "updatedAt": "2026-11-30T10:20:00Z",
-                                "readUpTo": "2026-11-30T10:02:10Z", "lastRun": None, "stoppedAt": None, "agreedAt": None,
-                                "lastChatAt": "2026-11-30T10:02:10Z", "conversations": 1},
-                    "memoryRuns": [{"kind": "quiet", "status": "succeeded", "at": "2026-11-30T10:20:00Z", "added": 1,
-                                    "replaced": 0, "removed": 0, "messagesRead": 2, "actionsRead": 0}],
+                    "endUser": {
+                        "endUserId": "u_ananya",
+                        "firstSeenAt": "2026-11-02T08:10:00Z",
+                        "hasMemory": True,
+                        "text": "Prefers email over phone.",
+                        "stopped": False,
+                        "updatedAt": "2026-11-30T10:20:00Z",
+                        "readUpTo": "2026-11-30T10:02:10Z",
+                        "lastRun": None,
+                        "stoppedAt": None,
+                        "agreedAt": None,
+                        "lastChatAt": "2026-11-30T10:02:10Z",
+                        "conversations": 1,
+                    },
+                    "memoryRuns": [
+                        {
+                            "kind": "quiet",
+                            "status": "succeeded",
+                            "at": "2026-11-30T10:20:00Z",
+                            "added": 1,
+                            "replaced": 0,
+                            "removed": 0,
+                            "messagesRead": 2,
+                            "actionsRead": 0,
+                        }
+                    ],
                     "consent": None,
                     "conversations": [
-                        {"id": "conv_5f0c1a2b3c4d5e6f", "agentId": "agt_493fb4f0cf13", "endUserId": "u_ananya", "usesMemory": True,
-                         "memoryOffReason": None, "version": 3, "project": None, "startedAt": "2026-11-30T10:00:00Z",
-                         "lastActivityAt": "2026-11-30T10:02:10Z",
-                         "messages": [{"role": "user", "text": "Email me, not a call.", "at": "2026-11-30T10:00:05Z"}],
-                         "actions": [], "events": []}
+                        {
+                            "id": "conv_5f0c1a2b3c4d5e6f",
+                            "agentId": "agt_493fb4f0cf13",
+                            "endUserId": "u_ananya",
+                            "usesMemory": True,
+                            "memoryOffReason": None,
+                            "version": 3,
+                            "project": None,
+                            "startedAt": "2026-11-30T10:00:00Z",
+                            "lastActivityAt": "2026-11-30T10:02:10Z",
+                            "messages": [
+                                {"role": "user", "text": "Email me, not a call.", "at": "2026-11-30T10:00:05Z"}
+                            ],
+                            "actions": [],
+                            "events": [],
+                        }
                     ],
                 },
                 response_only=True,
@@ -311,7 +380,11 @@ def team_erase(team, end_user_id: str) -> list[dict]:
         return []
     erased = []
     with transaction.atomic():
-        people = EndUser.objects.select_related("agent").filter(agent__team=team, external_id=external_id).order_by("agent_id")
+        people = (
+            EndUser.objects.select_related("agent")
+            .filter(agent__team=team, external_id=external_id)
+            .order_by("agent_id")
+        )
         for end_user in people.select_for_update(of=("self",)):
             agent = end_user.agent
             removed = services.end_user_erase(end_user=end_user)
@@ -338,7 +411,16 @@ class TeamEraseApi(TeamApi):
                         {
                             "agentId": "agt_493fb4f0cf13",
                             "name": "Support",
-                            "removed": {"memories": 1, "memoryRuns": 3, "conversations": 2, "messages": 9, "actions": 1, "consents": 1, "endUsers": 1, "lines": 2},
+                            "removed": {
+                                "memories": 1,
+                                "memoryRuns": 3,
+                                "conversations": 2,
+                                "messages": 9,
+                                "actions": 1,
+                                "consents": 1,
+                                "endUsers": 1,
+                                "lines": 2,
+                            },
                         }
                     ],
                 },

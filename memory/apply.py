@@ -20,6 +20,7 @@ before it first.
 Tasks take the job's id only. One task works for at most TASK_SECONDS, then queues the next, so
 a task stays well inside the cluster's timeout even with a slow model.
 """
+
 import logging
 import time
 from collections import Counter
@@ -78,7 +79,9 @@ def apply_start(*, agent: Agent, user=None, now=None) -> ApplyJob:
                 created_at=now,
             )
     except IntegrityError:
-        raise AppError("apply_running", "An Apply is already running for this agent. Wait for it, or cancel it.") from None
+        raise AppError(
+            "apply_running", "An Apply is already running for this agent. Wait for it, or cancel it."
+        ) from None
     _enqueue(job)
     job.refresh_from_db()
     return job
@@ -122,12 +125,24 @@ def apply_resume(*, job: ApplyJob, now=None) -> ApplyJob:
                 # The memories whose review failed are reviewed again, first.
                 job.retry_ids, job.failed_ids = job.retry_ids + retry, []
                 job.failed = max(0, job.failed - len(retry))
-                job.save(update_fields=["status", "error", "finished_at", "heartbeat_at", "retry_ids", "failed_ids", "failed"])
+                job.save(
+                    update_fields=[
+                        "status",
+                        "error",
+                        "finished_at",
+                        "heartbeat_at",
+                        "retry_ids",
+                        "failed_ids",
+                        "failed",
+                    ]
+                )
             elif apply_is_stalled(job, now):
                 job.heartbeat_at = now
                 job.save(update_fields=["heartbeat_at"])
             else:
-                raise AppError("apply_not_resumable", "This Apply is not stalled or stopped; there is nothing to resume.")
+                raise AppError(
+                    "apply_not_resumable", "This Apply is not stalled or stopped; there is nothing to resume."
+                )
     except IntegrityError:
         raise AppError("apply_running", "Another Apply is running for this agent.") from None
     _enqueue(job)
@@ -156,7 +171,9 @@ def _review(memory: Memory, config: dict, engine, now) -> _Review:
     started = time.monotonic()
     review = _Review(memory=memory)
     try:
-        review.outcome, review.result = propose(lines=memory.lines, inp=NO_NEW_INPUT, config=config, now=now, mode="review", engine=engine)
+        review.outcome, review.result = propose(
+            lines=memory.lines, inp=NO_NEW_INPUT, config=config, now=now, mode="review", engine=engine
+        )
     except EngineError as exc:
         review.error_code = exc.code
     review.duration_ms = int((time.monotonic() - started) * 1000)
@@ -178,7 +195,10 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
             locked_job.save(update_fields=["status", "finished_at"])
             return False
         batch = CommitBatch(now)
-        locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[r.memory.pk for r in reviews]).order_by("pk")}
+        locked = {
+            m.pk: m
+            for m in Memory.objects.select_for_update().filter(pk__in=[r.memory.pk for r in reviews]).order_by("pk")
+        }
         dropped = Counter(locked_job.dropped)
         for review in reviews:
             memory = review.memory
@@ -194,23 +214,40 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
                 locked_job.failed_ids = [*locked_job.failed_ids, memory.pk]
                 if current is not None:
                     memory_commit(
-                        current, now=now, kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.FAILED,
-                        run={"engine": (engine or get_engine()).name, "error": review.error_code[:200], "duration_ms": review.duration_ms},
-                        actor_id=locked_job.created_by_id, batch=batch,
+                        current,
+                        now=now,
+                        kind=MemoryRun.Kind.APPLY,
+                        status=MemoryRun.Status.FAILED,
+                        run={
+                            "engine": (engine or get_engine()).name,
+                            "error": review.error_code[:200],
+                            "duration_ms": review.duration_ms,
+                        },
+                        actor_id=locked_job.created_by_id,
+                        batch=batch,
                     )
             else:
                 outcome, result = review.outcome, review.result
                 locked_job.reviewed += 1
                 dropped += outcome.dropped
-                unchanged_since_read = current is not None and current.text == memory.text and current.stopped_at is None
+                unchanged_since_read = (
+                    current is not None and current.text == memory.text and current.stopped_at is None
+                )
                 if outcome.changed and unchanged_since_read:
                     memory_commit(
-                        current, now=now, kind=MemoryRun.Kind.APPLY, lines=outcome.lines,
+                        current,
+                        now=now,
+                        kind=MemoryRun.Kind.APPLY,
+                        lines=outcome.lines,
                         run={
-                            "engine": result.engine, "dropped": dict(outcome.dropped), "duration_ms": review.duration_ms,
-                            "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
+                            "engine": result.engine,
+                            "dropped": dict(outcome.dropped),
+                            "duration_ms": review.duration_ms,
+                            "input_tokens": result.input_tokens,
+                            "output_tokens": result.output_tokens,
                         },
-                        actor_id=locked_job.created_by_id, batch=batch,
+                        actor_id=locked_job.created_by_id,
+                        batch=batch,
                     )
                     locked_job.changed += 1
                     locked_job.replaced += outcome.replaced
@@ -222,7 +259,16 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
         locked_job.heartbeat_at = now
         locked_job.save(
             update_fields=[
-                "reviewed", "failed", "failed_ids", "retry_ids", "changed", "replaced", "removed", "dropped", "cursor", "heartbeat_at",
+                "reviewed",
+                "failed",
+                "failed_ids",
+                "retry_ids",
+                "changed",
+                "replaced",
+                "removed",
+                "dropped",
+                "cursor",
+                "heartbeat_at",
             ]
         )
     return True

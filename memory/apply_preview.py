@@ -1,6 +1,7 @@
 """Apply's preview: the review Apply would run (`writer.propose(mode="review")`, the published
 settings), on a small sample of memories, before anything is changed. Saves nothing: the team
 sees here which lines would go, since removed lines are kept nowhere afterwards (R15)."""
+
 from dataclasses import dataclass, field
 
 from django.utils import timezone
@@ -50,7 +51,9 @@ def apply_preview(*, agent: Agent, sample: int = SAMPLE, engine=None, now=None) 
         person = PreviewPerson(end_user=memory.end_user)
         tracker = _Tracker(memory.lines)
         try:
-            outcome, _ = propose(lines=memory.lines, inp=NO_NEW_INPUT, config=version.config, now=now, mode="review", engine=engine)
+            outcome, _ = propose(
+                lines=memory.lines, inp=NO_NEW_INPUT, config=version.config, now=now, mode="review", engine=engine
+            )
             tracker.apply(outcome.changes)
             person.changed = outcome.changed
         except EngineError as exc:

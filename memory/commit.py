@@ -18,6 +18,7 @@ The invariant it keeps with the writer: no chat from before a stop, delete, expi
 *horizon*: `read_up_to` moves to that moment) or forget (`forget_pending` until read past) ever
 adds a line.
 """
+
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,7 +84,9 @@ class CommitBatch:
         self.now = now
         # After a tie: start the free times at a random point this far past `at`, so two processes
         # retrying at once (or a retry and another's single runs) do not pick the same ones again.
-        self.offset = timedelta(microseconds=random.randrange(spread_microseconds)) if spread_microseconds else timedelta(0)
+        self.offset = (
+            timedelta(microseconds=random.randrange(spread_microseconds)) if spread_microseconds else timedelta(0)
+        )
         self.runs: list[MemoryRun] = []
         self.cleared: set[int] = set()
         self.finished: dict[int, bool] = {}  # end user id -> more to read
@@ -98,8 +101,9 @@ class CommitBatch:
         at = at + self.offset
         if agent_id not in self._free:
             taken = set(
-                Memory.objects.filter(agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50))
-                .values_list("updated_at", flat=True)
+                Memory.objects.filter(
+                    agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50)
+                ).values_list("updated_at", flat=True)
             )
             self._free[agent_id] = (taken, at)
         taken, candidate = self._free[agent_id]
@@ -112,16 +116,27 @@ class CommitBatch:
 
     def flush(self) -> None:
         if self.saves:  # one UPDATE; each row announced with its own fields, as its save would be
-            Memory.objects.bulk_update([memory for memory, _ in self.saves], sorted({f for _, fields in self.saves for f in fields}))
+            Memory.objects.bulk_update(
+                [memory for memory, _ in self.saves], sorted({f for _, fields in self.saves for f in fields})
+            )
             for memory, fields in self.saves:
-                post_save.send(sender=Memory, instance=memory, created=False, update_fields=frozenset(fields), raw=False, using=memory._state.db)
+                post_save.send(
+                    sender=Memory,
+                    instance=memory,
+                    created=False,
+                    update_fields=frozenset(fields),
+                    raw=False,
+                    using=memory._state.db,
+                )
             self.saves = []
         if len(self.runs) == 1:
             self.runs[0].save(force_insert=True)
         elif self.runs:
             MemoryRun.objects.bulk_create(self.runs)
             for row in self.runs:  # what a save would have announced (the metrics, the log line)
-                post_save.send(sender=MemoryRun, instance=row, created=True, update_fields=None, raw=False, using=row._state.db)
+                post_save.send(
+                    sender=MemoryRun, instance=row, created=True, update_fields=None, raw=False, using=row._state.db
+                )
         self.runs = []
         if self.cleared:
             due.clear_many(self.cleared)
@@ -282,7 +297,9 @@ def memory_commit(
         values = {**counts, **(run or {})}
         if status == MemoryRun.Status.FAILED:
             values.update(added=0, replaced=0, removed=0)
-        row = MemoryRun(memory=memory, kind=kind, status=status, started_at=now, actor_id=actor.pk if actor else actor_id, **values)
+        row = MemoryRun(
+            memory=memory, kind=kind, status=status, started_at=now, actor_id=actor.pk if actor else actor_id, **values
+        )
         batch.runs.append(row)
     if due_state == "clear" or stopped is True:
         batch.cleared.add(memory.end_user_id)

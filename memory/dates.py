@@ -1,5 +1,6 @@
 """Dates in memory lines: the day the person said it or the action ran, short ("3 Nov"),
 with the year when it is not the current one ("3 Nov 2025")."""
+
 from datetime import date, datetime
 
 from django.utils import timezone

@@ -6,6 +6,7 @@ and claims them for a while so the next sweep does not queue them twice (`claim`
 everything clears them (`finish`), a failed run pushes them back (`defer`), and a stop, delete,
 expiry or erase leaves nothing to read (`clear`). The column holds a time only; never a word.
 """
+
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -61,7 +62,9 @@ def clear(end_user_id: int) -> None:
 
 
 def clear_many(end_user_ids) -> None:
-    Conversation.objects.filter(end_user_id__in=list(end_user_ids), memory_due_at__isnull=False).update(memory_due_at=None)
+    Conversation.objects.filter(end_user_id__in=list(end_user_ids), memory_due_at__isnull=False).update(
+        memory_due_at=None
+    )
 
 
 def finish(end_user_id: int, now: datetime, *, more_to_read: bool) -> None:
@@ -75,7 +78,9 @@ def finish_many(more_to_read: dict[int, bool], now: datetime) -> None:
     one update per answer."""
     due = Conversation.objects.filter(end_user_id__in=list(more_to_read), memory_due_at__isnull=False)
     quiet: dict[bool, list[int]] = {True: [], False: []}
-    for pk, end_user_id, last_activity, config in due.values_list("id", "end_user_id", "last_activity_at", "version__config"):
+    for pk, end_user_id, last_activity, config in due.values_list(
+        "id", "end_user_id", "last_activity_at", "version__config"
+    ):
         if last_activity + timedelta(minutes=config["memorySettings"]["quietMinutes"]) <= now:
             quiet[more_to_read[end_user_id]].append(pk)
     for more, pks in quiet.items():

@@ -18,6 +18,7 @@ forgot my password") is left to the normal reply.
 
 Fills the `agents.ports` port `end_user_request` in `MemoryConfig.ready`.
 """
+
 from __future__ import annotations
 
 import re
@@ -94,10 +95,13 @@ for _lang, _data in PHRASES.items():
     _COMPILED_STOP += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("stop", [])]
     _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("show", [])]
     _COMPILED_FORGET += [
-        (_lang, re.compile(_expand(f["pattern"], _words)), bool(f.get("explicit", True))) for f in _requests.get("forget", [])
+        (_lang, re.compile(_expand(f["pattern"], _words)), bool(f.get("explicit", True)))
+        for f in _requests.get("forget", [])
     ]
 _IDIOM = re.compile(rf"(?:{_alternation('idiom')})\b(?!\s+(?:i|my|you)\b)")
-_STOPWORDS = frozenset(word for data in PHRASES.values() for word in data.get("polite", {}).get("stopwords", "").split())
+_STOPWORDS = frozenset(
+    word for data in PHRASES.values() for word in data.get("polite", {}).get("stopwords", "").split()
+)
 _CLAUSE = re.compile(rf",|\s(?:{_alternation('conjunctions')})\s")
 
 
@@ -185,7 +189,6 @@ def recognise(text: str) -> EndUserRequest | None:
 # --- Which lines a "forget" is about --------------------------------------------------------
 
 
-
 def _stem(word: str) -> str:
     for suffix in ("ences", "ence", "ings", "ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -235,16 +238,26 @@ def lines_about(subject: str, lines: list[str]) -> list[str]:
 # request matched; a reply a language has no translation for is in English.
 
 REPLIES = {
-    "stopped": _("Done. I've forgotten what I remembered about you, and I won't remember anything more from our chats."),
+    "stopped": _(
+        "Done. I've forgotten what I remembered about you, and I won't remember anything more from our chats."
+    ),
     "already_stopped": _("I've already stopped remembering you. I keep nothing from our chats."),
     "removed": _("Done. I've removed this from what I remember about you: {lines}"),
     "hidden": _("{count} line(s) I can't repeat here"),
-    "nothing_matched": _("I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either."),
-    "nothing_remembered": _("I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either."),
-    "show": _("Here is what I remember about you:\n{lines}\nSay \"forget ...\" to remove one of these, or \"stop remembering me\" and I will keep nothing."),
+    "nothing_matched": _(
+        "I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either."
+    ),
+    "nothing_remembered": _(
+        "I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either."
+    ),
+    "show": _(
+        'Here is what I remember about you:\n{lines}\nSay "forget ..." to remove one of these, or "stop remembering me" and I will keep nothing.'
+    ),
     "show_empty": _("I don't remember anything about you yet."),
     "show_stopped": _("I don't remember anything about you: you asked me to stop, so I keep nothing from our chats."),
-    "show_off": _("This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say \"forget ...\" to remove something, or \"stop remembering me\" and I will keep nothing."),
+    "show_off": _(
+        'This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say "forget ..." to remove something, or "stop remembering me" and I will keep nothing.'
+    ),
 }
 
 
@@ -307,7 +320,9 @@ def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) 
         gone = set(removed)
         kept = [line for line in lines if line not in gone and _quotable(line)]
         pending = _pending_with(memory.forget_pending, now=now, subject=request.subject, removed=removed)
-        memory_commit(memory, now=now, kind=MemoryRun.Kind.END_USER_REQUEST, lines=kept, forget=pending, audit=bool(removed))
+        memory_commit(
+            memory, now=now, kind=MemoryRun.Kind.END_USER_REQUEST, lines=kept, forget=pending, audit=bool(removed)
+        )
     conversation.memory_note = render_note(note_lines(memory)) if conversation.uses_memory else ""
     if not removed:
         return _reply("nothing_matched" if lines else "nothing_remembered", lang)

@@ -11,6 +11,7 @@ Besides pass or fail, the writer evaluation measures (``summarize``):
   contradiction of what was said as a ``never_match`` ("don't call me" forbids ``phone`` unless it
   says "not"), so a line saying the opposite is counted here, as is a replaced fact left behind.
 """
+
 import json
 import re
 import secrets
@@ -75,7 +76,9 @@ def _replay(agent, case: dict) -> list[str]:
         for turn in chat["turns"]:
             at += timedelta(minutes=1)
             if "action" in turn:
-                agent_services.action_run_record(conversation=conversation, name=turn["action"], status=turn.get("status", "succeeded"), now=at)
+                agent_services.action_run_record(
+                    conversation=conversation, name=turn["action"], status=turn.get("status", "succeeded"), now=at
+                )
             else:
                 agent_services.message_record(conversation=conversation, kind=turn["role"], text=turn["text"], now=at)
         memory_sweep(now=at + timedelta(minutes=quiet + 1), run_inline=True)
@@ -95,7 +98,10 @@ def run_case(case: dict) -> CaseResult:
             agent = agent_services.agent_create(
                 team=team,
                 name=f"eval {case['id']}"[:120],
-                config={"actions": actions, "memorySettings": {"on": True, "instructions": case.get("instructions", ""), "quietMinutes": 5}},
+                config={
+                    "actions": actions,
+                    "memorySettings": {"on": True, "instructions": case.get("instructions", ""), "quietMinutes": 5},
+                },
             )
             lines = _replay(agent, case)
         finally:
@@ -113,7 +119,9 @@ def run_case(case: dict) -> CaseResult:
         if re.search(pattern, text):
             result.failures.append(f"a line matches the forbidden {pattern!r}")
             result.leaks.append(pattern)
-    result.wrong = [line for line in lines if any(re.search(pattern, line) for pattern in expect.get("never_match", []))]
+    result.wrong = [
+        line for line in lines if any(re.search(pattern, line) for pattern in expect.get("never_match", []))
+    ]
     if "max_lines" in expect and len(lines) > expect["max_lines"]:
         result.failures.append(f"{len(lines)} lines, more than {expect['max_lines']}")
     return result

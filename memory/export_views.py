@@ -1,5 +1,6 @@
 """One memory's page offers the access request's export as a download: the same JSON document as
 `GET /api/v1/agents/{id}/end-users/{endUserId}/export` (`memory.api_people.end_user_export`)."""
+
 import json
 import re
 

@@ -1,6 +1,7 @@
 """The words a person sees for a refused setting, in the form's own terms (the API keeps its
 field names and messages: `memory.memory_settings` is the one validator; this is only how the Memory
 tab's form and the Builder say it). Vocabulary as data: one row per setting."""
+
 from agents.errors import AppError
 
 from .memory_settings import KEEP_FOR_DAYS_MAX, KEEP_FOR_DAYS_MIN, MAX_INSTRUCTIONS_CHARS, QUIET_MINUTES_CHOICES
@@ -10,7 +11,10 @@ _QUIET = ", ".join(str(q) for q in QUIET_MINUTES_CHOICES[:-1]) + f" or {QUIET_MI
 # API field -> (the form's field name, what to say when it is refused)
 MEMORY_FIELD_WORDS = {
     "memorySettings.on": ("on", None),  # plan_required: its message is already plain
-    "memorySettings.instructions": ("instructions", f"Instructions can be at most {MAX_INSTRUCTIONS_CHARS} characters."),
+    "memorySettings.instructions": (
+        "instructions",
+        f"Instructions can be at most {MAX_INSTRUCTIONS_CHARS} characters.",
+    ),
     "memorySettings.keepForDays": (
         "keepForDays",
         f"Keep for: give a whole number of days from {KEEP_FOR_DAYS_MIN} to {KEEP_FOR_DAYS_MAX}.",

@@ -16,6 +16,7 @@ for a secret (``guard == "secret"``), ``set`` refuses it too (``set`` checks sec
 may write what it wants). A ``keep`` case passes when both keep it. Every case runs in one scratch team and
 agent that are removed afterwards.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -87,13 +88,19 @@ def _through_writer(agent, case: dict, external_id: str) -> bool:
     if action:
         at = datetime.fromisoformat(action["at"]) - timedelta(minutes=5)
     conversation = agent_services.conversation_start(agent=agent, external_id=external_id, source="eval", now=at)
-    agent_services.message_record(conversation=conversation, kind="user", text=case.get("typed", case["text"]), now=at + timedelta(minutes=1))
+    agent_services.message_record(
+        conversation=conversation, kind="user", text=case.get("typed", case["text"]), now=at + timedelta(minutes=1)
+    )
     last = at + timedelta(minutes=1)
     if action:
         last = max(last, datetime.fromisoformat(action["at"]))
-        agent_services.action_run_record(conversation=conversation, name=action["name"], status=action["status"], now=last)
+        agent_services.action_run_record(
+            conversation=conversation, name=action["name"], status=action["status"], now=last
+        )
     operations = case.get("ops") or [{"op": "add", "text": case["text"]}]
-    run_quiet_window(end_user_id=conversation.end_user_id, now=last + timedelta(hours=1), engine=ScriptedEngine(operations))
+    run_quiet_window(
+        end_user_id=conversation.end_user_id, now=last + timedelta(hours=1), engine=ScriptedEngine(operations)
+    )
     memory = memory_of(conversation.end_user_id)
     text = " ".join(case["text"].split())
     return bool(memory) and text in memory.lines
@@ -121,13 +128,22 @@ def run_guard_cases(cases: list[dict]) -> list[GuardResult]:
             agent = agent_services.agent_create(
                 team=team,
                 name="guard evaluation",
-                config={"actions": list(actions.values()), "memorySettings": {"on": True, "instructions": "", "quietMinutes": 5}},
+                config={
+                    "actions": list(actions.values()),
+                    "memorySettings": {"on": True, "instructions": "", "quietMinutes": 5},
+                },
             )
             for number, case in enumerate(cases):
                 writer_kept = _through_writer(agent, case, f"w{number}")
                 checks_set = case["expect"] == "keep" or case.get("guard", "secret") == "secret"
                 set_kept = _through_set(agent, case, f"s{number}") if checks_set else None
-                result = GuardResult(id=str(case["id"]), kind=case["kind"], expect=case["expect"], writer_kept=writer_kept, set_kept=set_kept)
+                result = GuardResult(
+                    id=str(case["id"]),
+                    kind=case["kind"],
+                    expect=case["expect"],
+                    writer_kept=writer_kept,
+                    set_kept=set_kept,
+                )
                 if case["expect"] == "refuse":
                     if writer_kept:
                         result.failures.append("the writer kept it")

@@ -3,6 +3,7 @@
 The team's own instructions are added after these and win where they differ. `instruction_checks`
 reads the team's instructions for what they open (the Memory tab, the Builder, Publish, the API).
 """
+
 from dataclasses import dataclass
 
 from consent.notice import guidance_for, mentions_children

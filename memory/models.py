@@ -1,4 +1,5 @@
 """The memory about one end user on one agent, and an audit row per run that changed or read it."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -100,13 +101,21 @@ class MemoryRun(models.Model):
     class Meta:
         ordering = ["-started_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["quiet", "try", "apply", "team_edit", "api_set", "end_user_request", "retention"]), name="memoryrun_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(
+                    kind__in=["quiet", "try", "apply", "team_edit", "api_set", "end_user_request", "retention"]
+                ),
+                name="memoryrun_kind_valid",
+            ),
             models.CheckConstraint(condition=Q(status__in=["succeeded", "failed"]), name="memoryrun_status_valid"),
         ]
         indexes = [
             models.Index(fields=["memory", "-started_at"], name="memoryrun_memory_started"),
             models.Index(fields=["started_at"], name="memoryrun_started"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} run {self.pk} ({self.status}) of memory {self.memory_id}"  # counts only
 
 
 class ApplyJob(models.Model):
@@ -190,5 +199,6 @@ class ApplyJob(models.Model):
         if not self.total:
             return 100 if not self.is_active else 0
         return min(100, self.processed * 100 // self.total)
+
 
 from .trial_models import TrialJob, TrialJobPerson  # noqa: E402,F401  (Try as a background job)

@@ -1,5 +1,6 @@
 """The note a chat's agent receives (R17): built at conversation start, then kept in step with the
 memory by `memory.commit` (the next turn of an open chat sees a stop or delete); shown on the Memory tab."""
+
 import functools
 import re
 
@@ -12,7 +13,7 @@ from .text import is_said_once
 
 NOTE_PREAMBLE = (
     "What you remember about this person from earlier chats. It may be incomplete or out of date. "
-    "Lines marked \"said once\" were mentioned only once: lean less on them. "
+    'Lines marked "said once" were mentioned only once: lean less on them. '
     "Never rely on a fact being here, and if they correct something, believe them."
 )
 NOTE_START, NOTE_END = "<memory>", "</memory>"

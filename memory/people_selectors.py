@@ -2,6 +2,7 @@
 list (everyone who chatted or is remembered, filtered, keyset-paged by id, never OFFSET), runs per day
 for the activity chart, one person's memory facts, what erasing them removes, a conversation's
 transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
+
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -77,16 +78,22 @@ def changed_by_last_apply(agent: Agent) -> QuerySet[EndUser]:
     if job is None:
         return people_queryset(agent).none()
     runs = MemoryRun.objects.filter(
-        memory__end_user=OuterRef("pk"), kind=MemoryRun.Kind.APPLY, status=MemoryRun.Status.SUCCEEDED,
+        memory__end_user=OuterRef("pk"),
+        kind=MemoryRun.Kind.APPLY,
+        status=MemoryRun.Status.SUCCEEDED,
         started_at__gte=job.created_at,
     ).filter(Q(replaced__gt=0) | Q(removed__gt=0))
     return people_queryset(agent).filter(Exists(runs))
 
 
-def people_page(agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE) -> PeoplePage:
+def people_page(
+    agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE
+) -> PeoplePage:
     query = (query or "").strip()
     if len(query) > MAX_SEARCH_CHARS:
-        raise AppError("invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q")
+        raise AppError(
+            "invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q"
+        )
     if show not in _FILTER_Q:
         show = ""
     rows = people_queryset(agent).filter(_FILTER_Q[show]) if show != "apply" else changed_by_last_apply(agent)
@@ -98,7 +105,9 @@ def people_page(agent: Agent, *, query: str = "", show: str = "", after: str = "
         try:
             after_id = int(after)
         except ValueError:
-            raise AppError("invalid_cursor", "That page link is not valid. Start again from the newest.", field="after") from None
+            raise AppError(
+                "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
+            ) from None
         before = rows.filter(pk__gt=after_id).count()
         rows = rows.filter(pk__lt=after_id)
     page = list(rows.select_related("memory", "consent").order_by("-pk")[: limit + 1])
@@ -154,7 +163,9 @@ def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_D
         day = first + timedelta(days=offset)
         row = by_day.get(day, {})
         out.append(
-            ChartDay(day, row.get("added") or 0, row.get("replaced") or 0, row.get("removed") or 0, row.get("failed") or 0)
+            ChartDay(
+                day, row.get("added") or 0, row.get("replaced") or 0, row.get("removed") or 0, row.get("failed") or 0
+            )
         )
     return out
 
@@ -207,9 +218,7 @@ def erase_summary(end_user: EndUser) -> dict:
 
 
 def conversation_for_agent(agent: Agent, public_id: str) -> Conversation | None:
-    return (
-        Conversation.objects.filter(agent=agent, public_id=public_id).select_related("end_user", "version").first()
-    )
+    return Conversation.objects.filter(agent=agent, public_id=public_id).select_related("end_user", "version").first()
 
 
 def transcript(conversation: Conversation) -> list[dict]:
@@ -219,7 +228,14 @@ def transcript(conversation: Conversation) -> list[dict]:
         for m in conversation.messages.order_by("created_at", "id")
     ]
     items += [
-        {"at": a.created_at, "kind": "action", "label": "Action", "text": f"{a.name}: {a.status}", "status": a.status, "id": a.pk}
+        {
+            "at": a.created_at,
+            "kind": "action",
+            "label": "Action",
+            "text": f"{a.name}: {a.status}",
+            "status": a.status,
+            "id": a.pk,
+        }
         for a in conversation.action_runs.order_by("created_at", "id")
     ]
     return sorted(items, key=lambda item: (item["at"], item["kind"] == "action", item["id"]))

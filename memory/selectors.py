@@ -1,5 +1,6 @@
 """Reads for memories: due work for the sweep, what a run reads, one end user's memory, the list of
 who is remembered (one keyset-paged read for the API and the tab) and the API's read of one memory."""
+
 import base64
 import binascii
 import functools
@@ -85,9 +86,8 @@ def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, di
         return {}
     end_user = F("conversation__end_user_id")
     read_from = F("conversation__end_user__memory__read_up_to")
-    span = (
-        Q(conversation__end_user_id__in=end_user_ids, conversation__uses_memory=True, created_at__lt=read_to)
-        & (Q(conversation__end_user__memory__read_up_to__isnull=True) | Q(created_at__gt=read_from))
+    span = Q(conversation__end_user_id__in=end_user_ids, conversation__uses_memory=True, created_at__lt=read_to) & (
+        Q(conversation__end_user__memory__read_up_to__isnull=True) | Q(created_at__gt=read_from)
     )
 
     def first(queryset: QuerySet, limit: int, *, newest: bool = False) -> QuerySet:
@@ -98,13 +98,19 @@ def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, di
 
     out = {pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk in end_user_ids}
     messages = first(Message.objects.filter(span, kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
-    for row in messages.order_by("created_at", "id").values("id", "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")):
+    for row in messages.order_by("created_at", "id").values(
+        "id", "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")
+    ):
         out[row.pop("end_user_pk")]["messages"].append(row)
     actions = first(ActionRun.objects.filter(span), MAX_MESSAGES_PER_RUN)
-    for row in actions.order_by("created_at", "id").values("id", "name", "status", "created_at", "end_user_pk", version_id=F("conversation__version_id")):
+    for row in actions.order_by("created_at", "id").values(
+        "id", "name", "status", "created_at", "end_user_pk", version_id=F("conversation__version_id")
+    ):
         out[row.pop("end_user_pk")]["actions"].append(row)
     replies = first(Message.objects.filter(span, kind=Message.Kind.AGENT), MAX_CONTEXT_REPLIES, newest=True)
-    for row in replies.order_by("created_at", "id").values("text", "created_at", "end_user_pk", version_id=F("conversation__version_id")):
+    for row in replies.order_by("created_at", "id").values(
+        "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")
+    ):
         out[row.pop("end_user_pk")]["replies"].append(row)
     return out
 
@@ -148,7 +154,9 @@ def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
             raise ValueError("not an aware time")
         return at, int(pk)
     except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
-        raise AppError("invalid_cursor", "That page link is not valid. Start again from the newest.", field="after") from None
+        raise AppError(
+            "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
+        ) from None
 
 
 # --- The REST API's hot reads: one plain SQL statement each ----------------------------------
@@ -157,6 +165,7 @@ def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
 # query (three correlated subqueries) cost more than running it, so these two are written once as
 # SQL over the same tables and indexes; tests/memory/test_api.py proves they answer what the ORM
 # reads answered, and counts their queries.
+
 
 @functools.cache
 def _read_sql() -> tuple[str, str]:
@@ -199,7 +208,9 @@ def _last_run(value):
 
 
 def _api_read(row) -> dict:
-    (_, external_id, last_chat_at, memory_id, text, stopped_at, updated_at, read_up_to, last_run, agreed_at, chats) = row
+    (_, external_id, last_chat_at, memory_id, text, stopped_at, updated_at, read_up_to, last_run, agreed_at, chats) = (
+        row
+    )
     return {
         "endUserId": external_id,
         "text": text or "",

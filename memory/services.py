@@ -1,5 +1,6 @@
 """Writes to memories. Every path that changes a memory's text goes through this module and the
 guards in `policy`, and leaves an audit row (MemoryRun) with counts, never words."""
+
 import logging
 from datetime import datetime, timedelta
 
@@ -77,7 +78,9 @@ def memory_line_replace(*, end_user: EndUser, index: int, text: str, was: str | 
         lines[index - 1] = text
         return lines
 
-    return _line_change(end_user=end_user, index=index, was=was, change=replace, kind=MemoryRun.Kind.TEAM_EDIT, actor=actor, now=now)
+    return _line_change(
+        end_user=end_user, index=index, was=was, change=replace, kind=MemoryRun.Kind.TEAM_EDIT, actor=actor, now=now
+    )
 
 
 def memory_line_delete(
@@ -101,7 +104,9 @@ def memory_delete(*, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, ac
     return memory
 
 
-def memory_stop(*, end_user: EndUser, stop: bool = True, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:
+def memory_stop(
+    *, end_user: EndUser, stop: bool = True, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None
+) -> Memory:
     """`stop=True`: they asked to stop: emptied, read_up_to moved to now, nothing more kept, and
     new chats do not use memory. `stop=False`: they changed their mind; memory resumes from now."""
     now = now or timezone.now()
@@ -165,8 +170,10 @@ def _expired(agent: Agent, now: datetime):
     keepForDays, counted from the end user's last chat, or from the memory's last change when
     they never chatted: those holding lines, or chats not yet read."""
     memories = Memory.objects.filter(agent=agent)
-    holds_something = ~Q(text="") | Q(read_up_to__isnull=True, end_user__last_chat_at__isnull=False) | Q(
-        read_up_to__lt=F("end_user__last_chat_at")
+    holds_something = (
+        ~Q(text="")
+        | Q(read_up_to__isnull=True, end_user__last_chat_at__isnull=False)
+        | Q(read_up_to__lt=F("end_user__last_chat_at"))
     )
     if agent.memory_off_since and agent.memory_off_since < now - timedelta(days=MEMORY_OFF_GRACE_DAYS):
         return memories.filter(holds_something)

@@ -4,6 +4,7 @@ chatted or is remembered, filtered and paged) and Activity (the chart and the la
 Views are thin: they check who asks (`agent_for_user`), call one service or selector and render.
 A refused setting comes back with everything as it was typed and each error next to its field,
 in the form's own words (`memory.form_words`)."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -37,7 +38,9 @@ def _settings_from_form(post) -> dict:
         try:
             return int(raw)
         except ValueError:
-            raise AppError("invalid_config", f"{name} must be a whole number.", field=f"memorySettings.{name}")
+            raise AppError(
+                "invalid_config", f"{name} must be a whole number.", field=f"memorySettings.{name}"
+            ) from None
 
     return {
         "on": post.get("on") == "on",
@@ -129,7 +132,12 @@ def activity(request, public_id):
     agent = agent_for_user(request.user, public_id)
     job = memory_apply.apply_latest(agent)
     ctx = build_context(
-        request, agent, "memory", subtab="activity", chart_days=runs_per_day(agent), job=job,
+        request,
+        agent,
+        "memory",
+        subtab="activity",
+        chart_days=runs_per_day(agent),
+        job=job,
         job_stalled=bool(job and memory_apply.apply_is_stalled(job)),
     )
     if request.htmx and request.GET.get("partial") == "chart":
@@ -148,7 +156,9 @@ def line_add(request, public_id, end_user_id):
     memory = memory_of(end_user)
     text = request.POST.get("text", "").strip()
     if not text:
-        return _after_change(request, agent, end_user, error=policy.MemoryRefused("empty", "Write the line to add first."), adding="")
+        return _after_change(
+            request, agent, end_user, error=policy.MemoryRefused("empty", "Write the line to add first."), adding=""
+        )
     lines = (memory.lines if memory else []) + [text]
     try:
         services.memory_set(end_user=end_user, text="\n".join(lines), actor=request.user)

@@ -1,6 +1,7 @@
 """The defaults in plain words for the Memory tab: the "Keeps" and "Never keeps" lists are read
 from the writer's own default instructions (`memory.instructions`, the single source), so the
 page can never say something the model is not told."""
+
 import re
 from functools import lru_cache
 

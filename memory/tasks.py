@@ -1,5 +1,6 @@
 """django-q tasks. Thin: they take ids only (never a person's words, which would survive an erase
 in django-q's tables), load what they need and call a service. Safe to deliver twice."""
+
 from . import services, writer, writer_batch
 
 

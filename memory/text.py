@@ -28,6 +28,7 @@ words), and the writer's "(said once, 3 Nov)" note (``is_said_once``, ``without_
 Pure Python, no Django; everything is compiled once at import. A 300-character line costs tens of
 microseconds here.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,15 +38,30 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
-    "View", "view", "surface", "plain", "fold_word", "WORD_START", "WORD_END", "register_keywords",
-    "SENTENCE_END", "sentences", "words", "SAID_ONCE", "is_said_once", "without_said_once",
+    "View",
+    "view",
+    "surface",
+    "plain",
+    "fold_word",
+    "WORD_START",
+    "WORD_END",
+    "register_keywords",
+    "SENTENCE_END",
+    "sentences",
+    "words",
+    "SAID_ONCE",
+    "is_said_once",
+    "without_said_once",
 ]
 
 # Characters that change nothing a person reads but break a match: zero-width space / joiners,
 # word joiner, BOM, soft hyphen, Mongolian vowel separator, bidi marks and embeddings.
 _INVISIBLE = dict.fromkeys(
-    map(ord, "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u200e\u200f"
-        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u034f"),
+    map(
+        ord,
+        "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u200e\u200f"
+        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u034f",
+    ),
     None,
 )
 
@@ -92,16 +108,30 @@ for _digit, _words in enumerate(
     for _word in _words.split():
         _NUMBER_WORDS.setdefault(_word, str(_digit))
 _NUMBER_WORD = "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True))
-_NUMBER_RUN = re.compile(
-    rf"{WORD_START}(?:(?:{_NUMBER_WORD})[\s,\-]+){{2,}}(?:{_NUMBER_WORD}){WORD_END}", re.I
-)
+_NUMBER_RUN = re.compile(rf"{WORD_START}(?:(?:{_NUMBER_WORD})[\s,\-]+){{2,}}(?:{_NUMBER_WORD}){WORD_END}", re.I)
 _ONE_NUMBER_WORD = re.compile(rf"{WORD_START}(?:{_NUMBER_WORD}){WORD_END}", re.I)
 
 # Separators inside a number: "4242 4242", "4242.4242", "4242 - 4242", "4242/4242", "4242_4242".
 _NUMBER_SEPARATOR = re.compile(r"(?<=\d)(?:[\s.\-/_|\\]|,(?=\d))+(?=\d)")
 
 _SPACED_LETTERS = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*]){2,}[^\W\d_](?![^\W\d_])")
-_LEET = str.maketrans({"0": "o", "1": "i", "!": "i", "|": "l", "3": "e", "4": "a", "@": "a", "5": "s", "$": "s", "7": "t", "8": "b", "9": "g", "+": "t"})
+_LEET = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "!": "i",
+        "|": "l",
+        "3": "e",
+        "4": "a",
+        "@": "a",
+        "5": "s",
+        "$": "s",
+        "7": "t",
+        "8": "b",
+        "9": "g",
+        "+": "t",
+    }
+)
 _LEET_ALT = str.maketrans({"1": "l"})
 _LEET_NEIGHBOURS = re.compile(r"[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_]")
 _LEETY_TOKEN = re.compile(r"\S*(?:[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_])\S*")

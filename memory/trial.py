@@ -12,6 +12,7 @@ memory are read (the writer's own selector), so a chat held with memory off neve
 The engine calls for different people run in parallel threads; those threads never touch the
 database (everything they need is read first).
 """
+
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -153,7 +154,9 @@ def open_chats(end_user: EndUser, began: datetime | None, now: datetime) -> int:
     return len(set(said.values_list("conversation_id", flat=True)))
 
 
-def _inputs(end_user: EndUser, began: datetime | None, now: datetime, include_open: bool = False) -> tuple[list[dict], bool]:
+def _inputs(
+    end_user: EndUser, began: datetime | None, now: datetime, include_open: bool = False
+) -> tuple[list[dict], bool]:
     cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=began, now=now)
     parts, read_from = [], began
     for _ in range(MAX_PARTS):
@@ -210,13 +213,22 @@ class _Tracker:
         return rows
 
 
-def _run_person(person: TrialPerson, parts: list[dict], versions: dict, config: dict, now: datetime, engine) -> TrialPerson:
+def _run_person(
+    person: TrialPerson, parts: list[dict], versions: dict, config: dict, now: datetime, engine
+) -> TrialPerson:
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
     try:
         from .writer import propose, propose_read
 
-        outcome, _ = propose(lines=person.before, inp={"messages": [], "actions": [], "replies": []}, config=config, now=now, mode="review", engine=engine)
+        outcome, _ = propose(
+            lines=person.before,
+            inp={"messages": [], "actions": [], "replies": []},
+            config=config,
+            now=now,
+            mode="review",
+            engine=engine,
+        )
         tracker.apply(outcome.changes)
         lines = outcome.lines
         for inp in parts:

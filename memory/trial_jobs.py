@@ -15,6 +15,7 @@ It saves nothing but its own rows: no memory, no `read_up_to`, no run row, no us
 rows are deleted with their end user (an erase), and only the newest KEEP_JOBS jobs of an agent
 are kept.
 """
+
 import logging
 import time
 from dataclasses import dataclass, field
@@ -59,7 +60,14 @@ def _finish(job_id: int, status: str, *, error: str = "", now: datetime | None =
 
 
 def trial_start(
-    *, agent: Agent, config: dict, draft: bool, people: int, user=None, now: datetime | None = None, include_open: bool = False
+    *,
+    agent: Agent,
+    config: dict,
+    draft: bool,
+    people: int,
+    user=None,
+    now: datetime | None = None,
+    include_open: bool = False,
 ) -> TrialJob:
     """Start a Try of `config` on the newest `people` end users (with `include_open`, their chats
     still inside the quiet window are read too). Refuses (AppError) on a plan without memory, a size
@@ -71,7 +79,12 @@ def trial_start(
     now = now or timezone.now()
     for stalled in TrialJob.objects.filter(agent=agent, status__in=TrialJob.ACTIVE):
         if trial_is_stalled(stalled, now):
-            _finish(stalled.pk, TrialJob.Status.FAILED, error="Its worker stopped answering; a new Try took its place.", now=now)
+            _finish(
+                stalled.pk,
+                TrialJob.Status.FAILED,
+                error="Its worker stopped answering; a new Try took its place.",
+                now=now,
+            )
     candidates = trial.trial_candidates(agent, people)
     try:
         with transaction.atomic():
@@ -88,7 +101,11 @@ def trial_start(
             )
     except IntegrityError:
         raise AppError("try_running", "A Try is already running for this agent. Wait for it, or cancel it.") from None
-    old = TrialJob.objects.filter(agent=agent).exclude(status__in=TrialJob.ACTIVE).order_by("-created_at", "-id")[KEEP_JOBS:]
+    old = (
+        TrialJob.objects.filter(agent=agent)
+        .exclude(status__in=TrialJob.ACTIVE)
+        .order_by("-created_at", "-id")[KEEP_JOBS:]
+    )
     TrialJob.objects.filter(pk__in=[j.pk for j in old]).delete()
     _enqueue(job)
     job.refresh_from_db()
@@ -167,14 +184,20 @@ def trial_job_step(job_id: int, *, engine=None, budget_seconds: float = TASK_SEC
             return TrialJob.Status.FAILED
         except Exception:
             log.exception("try job %s failed on end user %s", job_id, end_user_id)
-            _finish(job_id, TrialJob.Status.FAILED, error="Something went wrong on our side; nothing was saved. Try again.")
+            _finish(
+                job_id, TrialJob.Status.FAILED, error="Something went wrong on our side; nothing was saved. Try again."
+            )
             return TrialJob.Status.FAILED
         with transaction.atomic():
             if result.people and EndUser.objects.filter(pk=end_user_id).exists():
                 TrialJobPerson.objects.get_or_create(
-                    job_id=job_id, end_user_id=end_user_id, defaults={"position": position, "result": _person_result(result.people[0])}
+                    job_id=job_id,
+                    end_user_id=end_user_id,
+                    defaults={"position": position, "result": _person_result(result.people[0])},
                 )
-            TrialJob.objects.filter(pk=job_id, done__lt=position + 1).update(done=position + 1, heartbeat_at=timezone.now())
+            TrialJob.objects.filter(pk=job_id, done__lt=position + 1).update(
+                done=position + 1, heartbeat_at=timezone.now()
+            )
         if time.monotonic() - started > budget_seconds and position + 1 < len(job.end_user_ids):
             if enqueue_next:
                 _enqueue(job)

@@ -3,6 +3,7 @@ how far it is) and one row per person tried, holding what the page shows for the
 
 A person's row belongs to their end user (deleted with them by an erase) and to the job; the job
 keeps counts only. Only the newest few jobs of an agent are kept (`memory.trial_jobs.KEEP_JOBS`)."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -33,7 +34,9 @@ class TrialJob(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     cancel_requested = models.BooleanField(default=False)
     error = models.CharField(max_length=200, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # "Now" for every person of the job: chats up to here, the quiet window measured from here.
     as_of = models.DateTimeField()
     created_at = models.DateTimeField()
@@ -45,10 +48,13 @@ class TrialJob(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "done", "cancelled", "failed"]), name="trialjob_status_valid"
+                condition=Q(status__in=["queued", "running", "done", "cancelled", "failed"]),
+                name="trialjob_status_valid",
             ),
             # One Try at a time per agent.
-            models.UniqueConstraint(fields=["agent"], condition=Q(status__in=["queued", "running"]), name="trialjob_one_active_per_agent"),
+            models.UniqueConstraint(
+                fields=["agent"], condition=Q(status__in=["queued", "running"]), name="trialjob_one_active_per_agent"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -81,3 +87,6 @@ class TrialJobPerson(models.Model):
     class Meta:
         ordering = ["position"]
         constraints = [models.UniqueConstraint(fields=["job", "end_user"], name="trialjobperson_once_per_job")]
+
+    def __str__(self) -> str:
+        return f"person {self.pk} of Try job {self.job_id}"

@@ -31,5 +31,7 @@ urlpatterns = [
     path(ONE + "delete/", views.memory_delete, name="delete"),
     path(ONE + "erase/", views.end_user_erase, name="erase"),
     path(ONE + "export/", export_views.end_user_export_download, name="export"),
-    path("agents/<str:public_id>/conversations/<str:conversation_id>/", views.conversation_transcript, name="transcript"),
+    path(
+        "agents/<str:public_id>/conversations/<str:conversation_id>/", views.conversation_transcript, name="transcript"
+    ),
 ]

@@ -5,6 +5,7 @@ service or selector, and render the page, or only the named partial for an htmx 
 change to a memory goes through `memory.services`, so the guards in `policy` and the audit rows
 cannot be skipped.
 """
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseNotAllowed
@@ -167,7 +168,12 @@ def apply_start(request, public_id):
         messages.error(request, exc.message)
         job = memory_apply.apply_latest(agent)
         if request.htmx and job is not None:
-            ctx = {"agent": agent, "job": job, "job_stalled": memory_apply.apply_is_stalled(job), "apply_error": exc.message}
+            ctx = {
+                "agent": agent,
+                "job": job,
+                "job_stalled": memory_apply.apply_is_stalled(job),
+                "apply_error": exc.message,
+            }
             return render(request, "memory/_apply.html", ctx)
         return redirect(f"{reverse('memory:tab', args=[public_id])}#apply")
     return _job_response(request, agent, job)
@@ -234,7 +240,17 @@ def refused_words(error: policy.MemoryRefused, *, kept_typing: bool, cleared: bo
     return f"Not saved: {words}"
 
 
-def _after_change(request, agent, end_user, *, flash: str = "", error: policy.MemoryRefused | None = None, editing=None, adding=None, added=False):
+def _after_change(
+    request,
+    agent,
+    end_user,
+    *,
+    flash: str = "",
+    error: policy.MemoryRefused | None = None,
+    editing=None,
+    adding=None,
+    added=False,
+):
     """An htmx edit gets the lines back (and the runs, out of band); a plain form post a redirect."""
     kept_typing = bool((editing and editing.get("value")) or adding)
     if request.htmx:
@@ -280,10 +296,16 @@ def line_edit(request, public_id, end_user_id, index):
             raise Http404("No such line.")
         if not request.htmx:  # without JavaScript: the whole page, with this line's form open
             return _detail_page(request, agent, end_user, editing={"index": index, "value": None})
-        return render(request, "memory/_line_form.html", {"agent": agent, "end_user": end_user, "index": index, "line": lines[index - 1], "value": None})
+        return render(
+            request,
+            "memory/_line_form.html",
+            {"agent": agent, "end_user": end_user, "index": index, "line": lines[index - 1], "value": None},
+        )
     text = request.POST.get("text", "")
     try:
-        services.memory_line_replace(end_user=end_user, index=index, text=text, was=request.POST.get("was", ""), actor=request.user)
+        services.memory_line_replace(
+            end_user=end_user, index=index, text=text, was=request.POST.get("was", ""), actor=request.user
+        )
     except policy.MemoryRefused as exc:
         # What was typed stays in the box to fix, except a secret, which is cleared (never echoed).
         if exc.reason == "changed":
@@ -330,7 +352,8 @@ def memory_stop(request, public_id, end_user_id):
     services.memory_stop(end_user=end_user, stop=stop, actor=request.user)
     messages.success(
         request,
-        f"Stopped: {end_user.external_id}'s memory is empty and nothing more is kept." if stop
+        f"Stopped: {end_user.external_id}'s memory is empty and nothing more is kept."
+        if stop
         else f"Resumed: memory of {end_user.external_id} starts again from their next chat.",
     )
     return redirect("memory:detail", public_id=public_id, end_user_id=end_user.pk)
@@ -357,7 +380,9 @@ def end_user_erase(request, public_id, end_user_id):
             return redirect("memory:erase", public_id=public_id, end_user_id=end_user.pk)
         external_id = end_user.external_id
         services.end_user_erase(end_user=end_user)
-        messages.success(request, f"Erased {external_id}: their memory, conversations, consent and runs on {agent.name} are gone.")
+        messages.success(
+            request, f"Erased {external_id}: their memory, conversations, consent and runs on {agent.name} are gone."
+        )
         return redirect("memory:people", public_id=public_id)
     ctx = build_context(request, agent, "memory", end_user=end_user, summary=erase_summary(end_user))
     return render(request, "memory/erase.html", ctx)
@@ -372,4 +397,3 @@ def conversation_transcript(request, public_id, conversation_id):
         raise Http404("No such conversation.")
     ctx = build_context(request, agent, "memory", conversation=conversation, items=transcript(conversation))
     return render(request, "memory/transcript.html", ctx)
-

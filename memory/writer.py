@@ -5,6 +5,7 @@ row lock (R15).
 The same `apply_operations` serves the quiet-window run, Try (which saves nothing) and Apply
 (review mode: no line may be added).
 """
+
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -143,7 +144,9 @@ def apply_operations(
     return out
 
 
-def build_payload(*, lines: list[str], inp: dict, action_labels: dict[str, str], settings: dict, today, mode: str) -> dict:
+def build_payload(
+    *, lines: list[str], inp: dict, action_labels: dict[str, str], settings: dict, today, mode: str
+) -> dict:
     """Exactly what the model (or the offline rules) receives. Tool results, files and web pages
     are not in it: the selector never reads them (R12)."""
     return {
@@ -152,7 +155,12 @@ def build_payload(*, lines: list[str], inp: dict, action_labels: dict[str, str],
         "instructions": {"default": "see system prompt", "team": settings.get("instructions", "")},
         "lines": [{"n": n, "text": text} for n, text in enumerate(lines, start=1)],
         "messages": [
-            {"id": f"m{m['id']}", "at": m["created_at"].isoformat(), "day": short_date(m["created_at"], today), "text": m["text"]}
+            {
+                "id": f"m{m['id']}",
+                "at": m["created_at"].isoformat(),
+                "day": short_date(m["created_at"], today),
+                "text": m["text"],
+            }
             for m in inp.get("messages", [])
         ],
         "actions": [
@@ -219,7 +227,9 @@ def by_version(inp: dict) -> list[tuple[int | None, dict]]:
     groups: dict = {}
     for key in ("messages", "actions"):
         for item in inp.get(key, []):
-            group = groups.setdefault(item.get("version_id"), {"messages": [], "actions": [], "replies": [], "first": item["created_at"]})
+            group = groups.setdefault(
+                item.get("version_id"), {"messages": [], "actions": [], "replies": [], "first": item["created_at"]}
+            )
             group[key].append(item)
             group["first"] = min(group["first"], item["created_at"])
     for reply in inp.get("replies", []):
@@ -240,7 +250,14 @@ def forgotten(line: str, pending: dict | None) -> bool:
 
 
 def propose_read(
-    *, lines: list[str], inp: dict, published: dict, versions: dict, now: datetime, engine=None, forget: dict | None = None
+    *,
+    lines: list[str],
+    inp: dict,
+    published: dict,
+    versions: dict,
+    now: datetime,
+    engine=None,
+    forget: dict | None = None,
 ) -> tuple[Outcome, list[EngineResult]]:
     """What a run (or Try) makes of `inp`: each chat read under the stricter of its own version
     (`versions`: id -> config) and `published`, part by part; lines a pending forget excludes are
@@ -290,10 +307,16 @@ def version_configs(inp: dict) -> dict:
 # --- The quiet-window run ----------------------------------------------------------------------
 
 
-def _record_failure(*, end_user: EndUser, exc: EngineError, now: datetime, started: float, read_from, kind: str, engine) -> MemoryRun:
+def _record_failure(
+    *, end_user: EndUser, exc: EngineError, now: datetime, started: float, read_from, kind: str, engine
+) -> MemoryRun:
     with memory_locked(end_user, now) as memory:
         attempts = (memory.last_failure or {}).get("attempts", 0) + 1
-        retry_at = now + timedelta(minutes=RETRY_BACKOFF_MINUTES[attempts - 1]) if attempts <= len(RETRY_BACKOFF_MINUTES) else None
+        retry_at = (
+            now + timedelta(minutes=RETRY_BACKOFF_MINUTES[attempts - 1])
+            if attempts <= len(RETRY_BACKOFF_MINUTES)
+            else None
+        )
         # After the last retry: given up until their next chat; the Memory tab shows last_failure.
         return memory_commit(
             memory,
@@ -365,11 +388,23 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
         started = time.monotonic()
         try:
             outcome, results = propose_read(
-                lines=memory.lines, inp=inp, published=config, versions=version_configs(inp), now=now, engine=engine, forget=pending
+                lines=memory.lines,
+                inp=inp,
+                published=config,
+                versions=version_configs(inp),
+                now=now,
+                engine=engine,
+                forget=pending,
             )
         except EngineError as exc:
             return _record_failure(
-                end_user=end_user, exc=exc, now=now, started=started, read_from=read_from, kind=MemoryRun.Kind.QUIET, engine=engine
+                end_user=end_user,
+                exc=exc,
+                now=now,
+                started=started,
+                read_from=read_from,
+                kind=MemoryRun.Kind.QUIET,
+                engine=engine,
             )
         read_to = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
         with memory_locked(end_user, now) as locked:

@@ -18,6 +18,7 @@ an engine failure (recorded with its backoff), or a commit the database refused 
 times read anew from a random point within the next 2 ms; after COMMIT_ATTEMPTS ties, or any
 other refusal, each end user runs alone).
 """
+
 import logging
 import time
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ def batch_size() -> int:
     from .writer import get_engine  # the writer's, which tests may swap
 
     return max(1, min(BATCH_SIZE, getattr(get_engine(), "batch_size", 1)))
+
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +154,13 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
             end_user = next(e for e in live if e.pk == pk)
             rows.append(
                 _record_failure(
-                    end_user=end_user, exc=exc, now=now, started=started, read_from=memory.read_up_to, kind=MemoryRun.Kind.QUIET, engine=engine
+                    end_user=end_user,
+                    exc=exc,
+                    now=now,
+                    started=started,
+                    read_from=memory.read_up_to,
+                    kind=MemoryRun.Kind.QUIET,
+                    engine=engine,
                 )
             )
             continue
@@ -168,7 +176,9 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
     return rows
 
 
-def _commit_with_retries(pending: dict[int, _Pending], finished: dict[int, bool], now: datetime) -> tuple[list[MemoryRun], list[int]]:
+def _commit_with_retries(
+    pending: dict[int, _Pending], finished: dict[int, bool], now: datetime
+) -> tuple[list[MemoryRun], list[int]]:
     """(the audit rows written, the end users left to the single run). A tie on `updated_at` with
     another process rolls the transaction back: it is tried again (the free times read anew), up to
     COMMIT_ATTEMPTS times; any other refusal, or a last tie, leaves the whole batch to the single run."""
@@ -179,21 +189,36 @@ def _commit_with_retries(pending: dict[int, _Pending], finished: dict[int, bool]
                 return _commit(pending, finished, now, changed, retry=attempt > 1), changed
         except IntegrityError as exc:
             if TIE_CONSTRAINT not in str(exc) and "memory_memory.updated_at" not in str(exc):
-                log.warning("memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending))
+                log.warning(
+                    "memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending)
+                )
                 break
             if attempt == COMMIT_ATTEMPTS:
-                log.warning("memory batch tied on updated_at %d times; running its %d end users one by one", attempt, len(pending))
+                log.warning(
+                    "memory batch tied on updated_at %d times; running its %d end users one by one",
+                    attempt,
+                    len(pending),
+                )
         except DatabaseError as exc:
-            log.warning("memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending))
+            log.warning(
+                "memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending)
+            )
             break
     if finished:
         due.finish_many(finished, now)
     return [], list(pending)
 
 
-def _commit(pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int], *, retry: bool = False) -> list[MemoryRun]:
+def _commit(
+    pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int], *, retry: bool = False
+) -> list[MemoryRun]:
     batch = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if retry else 0)
-    locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[p.memory.pk for p in pending.values()]).order_by("pk")}
+    locked = {
+        m.pk: m
+        for m in Memory.objects.select_for_update()
+        .filter(pk__in=[p.memory.pk for p in pending.values()])
+        .order_by("pk")
+    }
     rows = []
     for pk, item in pending.items():
         memory, inp, outcome, results = locked.get(item.memory.pk), item.inp, item.outcome, item.results

@@ -15,4 +15,6 @@ class OpsConfig(AppConfig):
 
         # Once per migrate, as django-q's app (ops has no models, so Django sends it no post_migrate);
         # post_migrate comes after every app's migrations have run.
-        post_migrate.connect(schedules_after_migrate, sender=apps.get_app_config("django_q"), dispatch_uid="ops.schedules")
+        post_migrate.connect(
+            schedules_after_migrate, sender=apps.get_app_config("django_q"), dispatch_uid="ops.schedules"
+        )

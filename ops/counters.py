@@ -7,6 +7,7 @@ memory and /metrics shows this process only.
 Labels are codes from fixed lists (a run's kind, a status, a guard's reason, an error code): never
 an id, a name or any text of a person.
 """
+
 import re
 import threading
 from collections import Counter
@@ -34,7 +35,9 @@ def _redis():
 
 
 def field(name: str, **labels) -> str:
-    parts = [name] + [f"{key}={value if SAFE_LABEL.match(str(value)) else 'other'}" for key, value in sorted(labels.items())]
+    parts = [name] + [
+        f"{key}={value if SAFE_LABEL.match(str(value)) else 'other'}" for key, value in sorted(labels.items())
+    ]
     return "|".join(parts)
 
 

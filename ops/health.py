@@ -9,6 +9,7 @@ Any one older than the stall threshold (settings.MEMORY_HEALTH_STALL_SECONDS) ma
 unhealthy: `manage.py memory_health` exits 1 and /healthz/tasks answers 503. Ages and flags
 only: no id, name or text of anyone.
 """
+
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime

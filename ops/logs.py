@@ -1,5 +1,6 @@
 """Log formats. LOG_FORMAT=json: one JSON object a line (python-json-logger), for an operator's
 log pipeline. Otherwise a readable line with the same fields as key=value (make run)."""
+
 import logging
 
 from pythonjsonlogger.json import JsonFormatter as _JsonFormatter

@@ -1,6 +1,7 @@
 """What feeds the counters and the operator's log lines: model signals (a chat started, a memory
 run recorded), django-q's post_execute (a task finished) and the engines' model_called.
 Codes, numbers and ids of agents only: never a memory's text, a message or a key."""
+
 import logging
 import time
 

@@ -1,6 +1,7 @@
 """Two ways to call the REST API with one interface: in process through DRF's test client (the
 default: no server thread, no socket, the test's own transaction) and over real HTTP against
 pytest-django's live server (the smoke set: what an integrator's code does)."""
+
 import json
 import urllib.error
 import urllib.request
@@ -29,7 +30,9 @@ class Api:
         self.base_url = base_url.rstrip("/")
         self.key = key
 
-    def call(self, method: str, path: str, body=None, *, raw: bytes | None = None, headers: dict | None = None) -> Answer:
+    def call(
+        self, method: str, path: str, body=None, *, raw: bytes | None = None, headers: dict | None = None
+    ) -> Answer:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         request = urllib.request.Request(self.base_url + path, data=data, method=method)
         if data is not None:
@@ -71,14 +74,18 @@ class InProcessApi(Api):
     def __init__(self, key: str | None, prefix: str = "/api/v1"):
         super().__init__(prefix, key)
 
-    def call(self, method: str, path: str, body=None, *, raw: bytes | None = None, headers: dict | None = None) -> Answer:
+    def call(
+        self, method: str, path: str, body=None, *, raw: bytes | None = None, headers: dict | None = None
+    ) -> Answer:
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
         headers = dict(headers or {})
         content_type = headers.pop("Content-Type", "application/json")
         extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in headers.items()}
         if self.key and "HTTP_AUTHORIZATION" not in extra:
             extra["HTTP_AUTHORIZATION"] = f"Bearer {self.key}"
-        response = APIClient().generic(method, self.base_url + path, data=data or b"", content_type=content_type, **extra)
+        response = APIClient().generic(
+            method, self.base_url + path, data=data or b"", content_type=content_type, **extra
+        )
         payload = response.content
         try:
             parsed = json.loads(payload) if payload else None

@@ -1,4 +1,5 @@
 """A real django-q cluster in its own process, on the test's own database (ORM broker)."""
+
 import contextlib
 import os
 import signal
@@ -32,7 +33,12 @@ def start_cluster(log_path, redis_url=None, **extra):
     env = cluster_env(redis_url, **extra)
     log = open(log_path, "w+")
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     return process, log
 

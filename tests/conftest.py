@@ -1,5 +1,6 @@
 """Shared fixtures: teams, members, agents, keys, the loopback OpenAI-compatible server, and
 Playwright on Debian's Chromium (never a downloaded browser)."""
+
 import os
 
 import pytest

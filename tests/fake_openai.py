@@ -4,6 +4,7 @@ Each scripted answer is a dict: {"status": 200, "body": {...} | "raw text", "del
 "headers": {...}}, or a function of the request's JSON body returning one. `chat_json(obj)` and
 `chat_text(text)` build the usual 200 answers.
 """
+
 import json
 import threading
 import time
@@ -17,7 +18,11 @@ def chat_body(content: str, *, prompt_tokens: int = 11, completion_tokens: int =
         "created": int(time.time()),
         "model": "test-model",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 
@@ -49,7 +54,9 @@ class FakeOpenAI:
                 except ValueError:
                     body = None
                 with server._lock:
-                    server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body})
+                    server.requests.append(
+                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": body}
+                    )
                     answer = server.script.pop(0) if server.script else server.default
                 if callable(answer):  # an answer computed from the request (tests that serve many end users)
                     answer = answer(body)

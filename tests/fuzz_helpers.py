@@ -1,6 +1,7 @@
 """What the surface fuzz tests share: a fingerprint of every table a request could change, and
 text strategies that reach the boundary's edge cases (NUL, lone surrogates, line separators,
 long and non-Latin text)."""
+
 import hashlib
 import json
 
@@ -9,7 +10,14 @@ from hypothesis import strategies as st
 
 # Tables a refused request may still touch by design: the session (a signed-in page view), the
 # sign-in throttle's own records, django-q's finished-task log, Django's admin log.
-NOT_STATE = {"django_session", "django_q_task", "django_admin_log", "axes_accessattempt", "axes_accesslog", "axes_accessfailurelog"}
+NOT_STATE = {
+    "django_session",
+    "django_q_task",
+    "django_admin_log",
+    "axes_accessattempt",
+    "axes_accesslog",
+    "axes_accessfailurelog",
+}
 
 
 def fingerprint() -> dict:
@@ -23,7 +31,22 @@ def fingerprint() -> dict:
     return out
 
 
-EDGE = ["\x00", "\ud800", "\udfff", "\u2028", "\u2029", "\u202e", "\ufeff", "\r\n", "<script>", "'\"", "%00", "../", "𝕏", "ä"]
+EDGE = [
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\u2028",
+    "\u2029",
+    "\u202e",
+    "\ufeff",
+    "\r\n",
+    "<script>",
+    "'\"",
+    "%00",
+    "../",
+    "𝕏",
+    "ä",
+]
 
 # Text a person or an attacker could send: anything Unicode (surrogates included, which JSON can
 # carry escaped), with the edge cases above mixed in.
@@ -36,12 +59,22 @@ any_text = st.one_of(
 # Text a browser form can carry (UTF-8, so no lone surrogates).
 form_text = st.one_of(
     st.text(st.characters(codec="utf-8"), max_size=60),
-    st.lists(st.sampled_from([e for e in EDGE if not ("\ud800" <= e[0] <= "\udfff")]) | st.text(st.characters(codec="utf-8"), max_size=5), max_size=6).map("".join),
+    st.lists(
+        st.sampled_from([e for e in EDGE if not ("\ud800" <= e[0] <= "\udfff")])
+        | st.text(st.characters(codec="utf-8"), max_size=5),
+        max_size=6,
+    ).map("".join),
     st.integers().map(str),
 )
-json_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), any_text)
+json_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), any_text
+)
 
 
 def json_value(keys=None, max_leaves=8):
     key = any_text if keys is None else st.one_of(st.sampled_from(keys), any_text)
-    return st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(key, inner, max_size=4), max_leaves=max_leaves)
+    return st.recursive(
+        json_scalar,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(key, inner, max_size=4),
+        max_leaves=max_leaves,
+    )

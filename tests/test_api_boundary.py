@@ -3,19 +3,26 @@ derandomised): JSON nested past 64 levels in any shape, bodies past 1 MB, NUL an
 anywhere in a body or a query string. Each is refused in the API's JSON error shape (400 or 413),
 never a server error or an HTML page, and changes nothing. (tests/test_schema_fuzz.py fuzzes the
 API from its schema; this file covers what a schema cannot describe.)"""
+
 import json
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from agents import services as agent_services
 from agents.boundary import MAX_BODY_BYTES, MAX_JSON_DEPTH
 
 from .fuzz_helpers import fingerprint
 
-FUZZ = settings(derandomize=True, max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    derandomize=True,
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 WRITES = [
     ("put", "/api/v1/agents/{a}/end-users/u_1/memory"),
     ("patch", "/api/v1/agents/{a}"),
@@ -33,7 +40,9 @@ def api(team, agent, settings):
     _, raw = agent_services.api_key_create(team=team, name="boundary")
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    assert client.get(f"/api/v1/agents/{agent.public_id}").status_code == 200  # the key's last use is written now, not mid-test
+    assert (
+        client.get(f"/api/v1/agents/{agent.public_id}").status_code == 200
+    )  # the key's last use is written now, not mid-test
     return {"client": client, "a": agent.public_id, "c": conversation.public_id}
 
 
@@ -42,7 +51,9 @@ def send(api, method, path, body: bytes):
 
 
 def refused(response, before, status, code=None):
-    event(f"{response.status_code} {response.json()['error']['code'] if response['Content-Type'].startswith('application/json') else 'html'}")
+    event(
+        f"{response.status_code} {response.json()['error']['code'] if response['Content-Type'].startswith('application/json') else 'html'}"
+    )
     assert response.status_code == status, response.content[:200]
     assert response["Content-Type"].startswith("application/json")
     if code:
@@ -81,7 +92,11 @@ def test_json_nested_past_the_limit_is_refused(api, target, depth, shape, leaf, 
 
 
 @FUZZ
-@given(target=st.sampled_from(WRITES), extra=st.integers(min_value=1, max_value=4 * 1024 * 1024), filler=st.sampled_from([b"x", b"\\u0000", b"[", b"\xff"]))
+@given(
+    target=st.sampled_from(WRITES),
+    extra=st.integers(min_value=1, max_value=4 * 1024 * 1024),
+    filler=st.sampled_from([b"x", b"\\u0000", b"[", b"\xff"]),
+)
 def test_bodies_over_the_limit_are_a_413_before_reading(api, target, extra, filler):
     size = MAX_BODY_BYTES["api"] + extra
     body = b'{"text":"' + filler * (size // len(filler)) + b'"}'
@@ -96,7 +111,12 @@ def test_bodies_over_the_limit_are_a_413_before_reading(api, target, extra, fill
     where=st.sampled_from(["value", "key", "nested", "list"]),
 )
 def test_nul_and_lone_surrogates_anywhere_in_a_body_are_refused(api, target, bad, where):
-    body = {"value": {"text": bad}, "key": {bad: "x"}, "nested": {"a": {"b": [{"c": bad}]}}, "list": {"text": ["ok", bad]}}[where]
+    body = {
+        "value": {"text": bad},
+        "key": {bad: "x"},
+        "nested": {"a": {"b": [{"c": bad}]}},
+        "list": {"text": ["ok", bad]},
+    }[where]
     cache.clear()
     before = fingerprint()
     refused(send(api, *target, json.dumps(body).encode()), before, 400, "invalid_request")

@@ -3,6 +3,7 @@ search (`FUZZ_EXAMPLES=2000 make test-fuzz`) finds a failure, its request is wri
 plain case, so it is checked on every run whatever the fuzz draws next.
 
 In-process (DRF's test client): these are about what the API answers, not about HTTP itself."""
+
 import pytest
 from rest_framework.test import APIClient
 

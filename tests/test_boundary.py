@@ -1,6 +1,7 @@
 """The input boundary (agents/boundary.py): NUL, lone surrogates, over-deep JSON and oversize
 bodies are refused on every surface, in that surface's shape, before any view runs; nothing is
 written; no 500 anywhere."""
+
 import json
 
 import pytest
@@ -45,7 +46,13 @@ def error(response):
 
 
 def counts():
-    return (EndUser.objects.count(), Conversation.objects.count(), Message.objects.count(), Memory.objects.count(), AgentVersion.objects.count())
+    return (
+        EndUser.objects.count(),
+        Conversation.objects.count(),
+        Message.objects.count(),
+        Memory.objects.count(),
+        AgentVersion.objects.count(),
+    )
 
 
 # --- Constant-time comparison -----------------------------------------------------------------
@@ -60,7 +67,9 @@ def test_same_secret_never_raises():
 
 
 def _start(client, agent, body):
-    return client.post(f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps(body), content_type="application/json")
+    return client.post(
+        f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps(body), content_type="application/json"
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,7 +101,11 @@ def test_embed_message_with_nul_or_a_lone_surrogate_is_refused(anon, agent):
             data=json.dumps({"token": chat["token"], "text": text}),
             content_type="application/json",
         )
-        assert (response.status_code, error(response)["code"], error(response)["field"]) == (400, "invalid_request", "text")
+        assert (response.status_code, error(response)["code"], error(response)["field"]) == (
+            400,
+            "invalid_request",
+            "text",
+        )
     assert counts() == before
 
 
@@ -157,7 +170,12 @@ def test_api_deep_json_is_refused_in_the_api_shape(api_client, agent):
 
 
 def test_api_huge_body_is_a_413_in_the_api_shape(api_client, agent):
-    response = raw_post(api_client, f"/api/v1/agents/{agent.public_id}/end-users/u_1/memory", b'{"text":"' + b"x" * (30 * 1024 * 1024) + b'"}', method="put")
+    response = raw_post(
+        api_client,
+        f"/api/v1/agents/{agent.public_id}/end-users/u_1/memory",
+        b'{"text":"' + b"x" * (30 * 1024 * 1024) + b'"}',
+        method="put",
+    )
     assert (response.status_code, error(response)["code"]) == (413, "request_too_large")
     assert not EndUser.objects.exists()
 
@@ -165,12 +183,20 @@ def test_api_huge_body_is_a_413_in_the_api_shape(api_client, agent):
 def test_api_lone_surrogate_and_nul_name_the_field(api_client, agent):
     for text in ("a\ud800", "a\x00"):
         response = raw_post(
-            api_client, f"/api/v1/agents/{agent.public_id}/end-users/u_1/memory", json.dumps({"text": text}).encode(), method="put"
+            api_client,
+            f"/api/v1/agents/{agent.public_id}/end-users/u_1/memory",
+            json.dumps({"text": text}).encode(),
+            method="put",
         )
         got = error(response)
         assert (response.status_code, got["code"], got["field"]) == (400, "invalid_request", "text")
         assert got["message"].startswith("text: ")
-    response = raw_post(api_client, f"/api/v1/agents/{agent.public_id}", json.dumps({"actions": [{"name": "a\x00"}]}).encode(), method="patch")
+    response = raw_post(
+        api_client,
+        f"/api/v1/agents/{agent.public_id}",
+        json.dumps({"actions": [{"name": "a\x00"}]}).encode(),
+        method="patch",
+    )
     assert error(response)["field"] == "actions[0].name"
     assert not EndUser.objects.exists()
 

@@ -1,5 +1,6 @@
 """The Content-Security-Policy header: strict on the app's pages (no inline script or style, no
 framing), absent from the website chat's endpoints and script, which live on customers' pages."""
+
 import json
 
 import pytest
@@ -31,5 +32,7 @@ def test_the_embed_is_left_to_the_customers_page(client, agent):
     assert "Content-Security-Policy" not in client.get("/embed/v1.js")
     config = client.get(f"/embed/v1/agents/{agent.public_id}/config")
     assert config.status_code == 200 and "Content-Security-Policy" not in config
-    start = client.post(f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps({}), content_type="application/json")
+    start = client.post(
+        f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps({}), content_type="application/json"
+    )
     assert start.status_code == 200 and "Content-Security-Policy" not in start

@@ -1,5 +1,6 @@
 """Demo only where meant: `seed_demo` refuses with DEBUG off unless --force, and /demo/chat/
 answers 404 unless DEBUG or DEMO=1 (then it hands out a signed-in user's hash)."""
+
 import io
 
 import pytest

@@ -2,12 +2,14 @@
 derandomised so CI is repeatable): whatever the body, path id or query string, no answer is a
 server error, every error has the embed's JSON shape and CORS, and a refused request changes
 nothing in the database."""
+
 import json
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from agents import services as agent_services
 from agents.embed_services import conversation_token, end_user_hash, visitor_id_issue
@@ -15,12 +17,28 @@ from agents.embed_services import conversation_token, end_user_hash, visitor_id_
 from .fuzz_helpers import any_text, fingerprint, json_value
 
 FIELDS = ["visitorId", "endUserId", "endUserHash", "memory", "switch", "agreed", "source", "token", "text", "on"]
-FUZZ = settings(derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture
 def world(agent, settings):
-    settings.EMBED_RATE_LIMITS = {scope: (10**6, 60) for scope in ("visitor_messages", "agent_messages", "visitor_requests", "agent_requests", "ip_new_visitors", "ip_messages", "ip_requests")}
+    settings.EMBED_RATE_LIMITS = {
+        scope: (10**6, 60)
+        for scope in (
+            "visitor_messages",
+            "agent_messages",
+            "visitor_requests",
+            "agent_requests",
+            "ip_new_visitors",
+            "ip_messages",
+            "ip_requests",
+        )
+    }
     conversation = agent_services.conversation_start(agent=agent, external_id="visitor_fuzz")
     return {
         "agent": agent,
@@ -43,7 +61,11 @@ def check(response, before):
 
 
 def _resolve(value, world):
-    return {"TOKEN": world["token"], "VISITOR": world["visitor"], "HASH": world["hash"]}.get(value, value) if isinstance(value, str) else value
+    return (
+        {"TOKEN": world["token"], "VISITOR": world["visitor"], "HASH": world["hash"]}.get(value, value)
+        if isinstance(value, str)
+        else value
+    )
 
 
 ENDPOINTS = ["start", "consent", "transcript", "messages", "switch"]
@@ -52,7 +74,12 @@ ENDPOINTS = ["start", "consent", "transcript", "messages", "switch"]
 @FUZZ
 @given(
     endpoint=st.sampled_from(ENDPOINTS),
-    body=st.dictionaries(st.sampled_from(FIELDS) | any_text, json_value(FIELDS) | st.sampled_from(["TOKEN", "VISITOR", "HASH", "u_site", True, False, "chat_prompt", "hello"]), max_size=6),
+    body=st.dictionaries(
+        st.sampled_from(FIELDS) | any_text,
+        json_value(FIELDS)
+        | st.sampled_from(["TOKEN", "VISITOR", "HASH", "u_site", True, False, "chat_prompt", "hello"]),
+        max_size=6,
+    ),
     as_raw=st.booleans(),
 )
 def test_embed_json_bodies_never_make_a_server_error(world, endpoint, body, as_raw):
@@ -69,7 +96,11 @@ def test_embed_json_bodies_never_make_a_server_error(world, endpoint, body, as_r
 
 
 @FUZZ
-@given(endpoint=st.sampled_from(ENDPOINTS + ["config"]), ident=any_text, query=st.dictionaries(any_text, any_text, max_size=3))
+@given(
+    endpoint=st.sampled_from(ENDPOINTS + ["config"]),
+    ident=any_text,
+    query=st.dictionaries(any_text, any_text, max_size=3),
+)
 def test_embed_path_ids_and_query_strings_never_make_a_server_error(world, endpoint, ident, query):
     cache.clear()
     from urllib.parse import quote, urlencode
@@ -85,16 +116,25 @@ def test_embed_path_ids_and_query_strings_never_make_a_server_error(world, endpo
     if endpoint == "config":
         response = client.get(f"{path}?{qs}")
     else:
-        response = client.post(f"{path}?{qs}", data=json.dumps({"token": world["token"], "text": "hi"}), content_type="application/json")
+        response = client.post(
+            f"{path}?{qs}", data=json.dumps({"token": world["token"], "text": "hi"}), content_type="application/json"
+        )
     if response.status_code == 404 and not response["Content-Type"].startswith("application/json"):
         pytest.fail(f"a plain 404 page on the embed: {path}")
     check(response, before)
 
 
 @FUZZ
-@given(raw=st.binary(max_size=300) | st.sampled_from([b"[" * 3000 + b"]" * 3000, b'{"text":"\\ud800"}', b"\xff\xfe", b'{"a":' * 200 + b"1" + b"}" * 200]))
+@given(
+    raw=st.binary(max_size=300)
+    | st.sampled_from(
+        [b"[" * 3000 + b"]" * 3000, b'{"text":"\\ud800"}', b"\xff\xfe", b'{"a":' * 200 + b"1" + b"}" * 200]
+    )
+)
 def test_embed_raw_bytes_never_make_a_server_error(world, raw):
     cache.clear()
     before = fingerprint()
-    response = Client().post(f"/embed/v1/agents/{world['agent'].public_id}/start", data=raw, content_type="application/json")
+    response = Client().post(
+        f"/embed/v1/agents/{world['agent'].public_id}/start", data=raw, content_type="application/json"
+    )
     check(response, before)

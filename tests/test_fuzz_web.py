@@ -2,24 +2,54 @@
 repeatable): whatever the query string, form fields or path ids (NUL, line separators, long and
 non-Latin text, numbers out of range), no page is a server error, and a refused request (4xx)
 changes nothing in the database."""
+
 from urllib.parse import quote, urlencode
 
 import pytest
 from django.core.cache import cache
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from agents import services as agent_services
 from memory.services import memory_set
 
 from .fuzz_helpers import fingerprint, form_text
 
-FUZZ = settings(derandomize=True, max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FUZZ = settings(
+    derandomize=True,
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
-QUERY_NAMES = ["q", "after", "note_for", "a", "b", "partial", "n", "all", "builder", "instructions", "askFirst", "poll", "job"]
+QUERY_NAMES = [
+    "q",
+    "after",
+    "note_for",
+    "a",
+    "b",
+    "partial",
+    "n",
+    "all",
+    "builder",
+    "instructions",
+    "askFirst",
+    "poll",
+    "job",
+]
 GET_PAGES = [
-    "/", "/agents/{a}/", "/agents/{a}/versions/", "/agents/{a}/memory/", "/agents/{a}/memory/check/", "/agents/{a}/memory/note/",
-    "/agents/{a}/memory/try/", "/agents/{a}/memory/people/{e}/", "/agents/{a}/memory/people/{e}/lines/1/", "/agents/{a}/memory/people/{e}/erase/",
-    "/settings/api-keys/", "/accounts/password/change/",
+    "/",
+    "/agents/{a}/",
+    "/agents/{a}/versions/",
+    "/agents/{a}/memory/",
+    "/agents/{a}/memory/check/",
+    "/agents/{a}/memory/note/",
+    "/agents/{a}/memory/try/",
+    "/agents/{a}/memory/people/{e}/",
+    "/agents/{a}/memory/people/{e}/lines/1/",
+    "/agents/{a}/memory/people/{e}/erase/",
+    "/settings/api-keys/",
+    "/accounts/password/change/",
 ]
 FORMS = {
     "/agents/new/": ["name"],
@@ -28,7 +58,15 @@ FORMS = {
     "/agents/{a}/builder/": ["message", "next"],
     "/agents/{a}/publish/": ["next"],
     "/agents/{a}/discard/": ["next"],
-    "/agents/{a}/memory/": ["on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl"],
+    "/agents/{a}/memory/": [
+        "on",
+        "instructions",
+        "keepForDays",
+        "quietMinutes",
+        "showSwitch",
+        "askFirst",
+        "privacyUrl",
+    ],
     "/agents/{a}/memory/try/": ["n"],
     "/agents/{a}/memory/people/{e}/lines/1/": ["text", "was"],
     "/agents/{a}/memory/people/{e}/lines/1/delete/": ["was"],
@@ -39,8 +77,18 @@ FORMS = {
     "/settings/api-keys/": ["name"],
     "/accounts/password/change/": ["old_password", "new_password1", "new_password2"],
 }
-PATH_TEMPLATES = ["/agents/{x}/", "/agents/{x}/memory/", "/agents/{x}/versions/", "/agents/{a}/memory/people/{x}/", "/agents/{a}/conversations/{x}/", "/agents/{a}/memory/apply/{x}/", "/settings/api-keys/{x}/revoke/"]
-form_value = form_text | st.sampled_from(["on", "0", "1", "5", "15", "20", "-1", "99999999999999999999", "https://acme.test/p", ""])
+PATH_TEMPLATES = [
+    "/agents/{x}/",
+    "/agents/{x}/memory/",
+    "/agents/{x}/versions/",
+    "/agents/{a}/memory/people/{x}/",
+    "/agents/{a}/conversations/{x}/",
+    "/agents/{a}/memory/apply/{x}/",
+    "/settings/api-keys/{x}/revoke/",
+]
+form_value = form_text | st.sampled_from(
+    ["on", "0", "1", "5", "15", "20", "-1", "99999999999999999999", "https://acme.test/p", ""]
+)
 
 
 @pytest.fixture
@@ -80,7 +128,9 @@ def test_pages_and_query_strings_never_make_a_server_error(site, page, query, ht
 def test_forms_never_make_a_server_error(site, form, data, htmx):
     cache.clear()
     names = FORMS[form]
-    fields = {name: data.draw(form_value, label=name) for name in names if data.draw(st.booleans(), label=f"send {name}")}
+    fields = {
+        name: data.draw(form_value, label=name) for name in names if data.draw(st.booleans(), label=f"send {name}")
+    }
     fields.update(data.draw(st.dictionaries(form_text, form_value, max_size=2), label="extra"))
     before = fingerprint()
     check(site["client"].post(form.format(**site), fields, **htmx_headers(htmx, "memories")), before)

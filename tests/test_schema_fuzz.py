@@ -16,6 +16,7 @@ A failure found that way becomes a fixed regression case in `tests/test_api_regr
 The key is given through schemathesis's OpenAPI-aware auth (the `apiKey` bearer scheme), never as a
 blanket header, so a negative case that removes or breaks `Authorization` reaches the API without a
 key and must be answered 401."""
+
 import importlib
 import json
 import os
@@ -49,7 +50,9 @@ CI_SEED = 20261201
 CI_EXAMPLES = 30
 ON_DEMAND = bool(os.environ.get("FUZZ_EXAMPLES"))
 MAX_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES") or CI_EXAMPLES)
-SEED = int(os.environ["FUZZ_SEED"]) if os.environ.get("FUZZ_SEED") else (random.getrandbits(32) if ON_DEMAND else CI_SEED)
+SEED = (
+    int(os.environ["FUZZ_SEED"]) if os.environ.get("FUZZ_SEED") else (random.getrandbits(32) if ON_DEMAND else CI_SEED)
+)
 FUZZ_LOG = os.environ.get("FUZZ_LOG")
 if ON_DEMAND:
     print(f"schema fuzz: seed {SEED}, {MAX_EXAMPLES} examples per operation (replay with FUZZ_SEED={SEED})")
@@ -62,7 +65,6 @@ CHECKS = [
     response_schema_conformance,
     negative_data_rejection,
 ]
-
 
 
 def import_the_project() -> None:
@@ -94,7 +96,10 @@ CONFIG = SchemathesisConfig.from_dict(
         # Generation must not learn from answers (ids and words in responses and 4xx feedback
         # differ from run to run): the same seed then draws the same requests every time.
         "phases": {
-            phase: {"extra-data-sources": {"responses": False}, **({"error-feedback": {"enabled": False}} if phase == "fuzzing" else {})}
+            phase: {
+                "extra-data-sources": {"responses": False},
+                **({"error-feedback": {"enabled": False}} if phase == "fuzzing" else {}),
+            }
             for phase in ("examples", "coverage", "fuzzing")
         },
         # A body over the API's size limit is refused with 413 before it is read: a rejection too.
@@ -141,7 +146,9 @@ def test_no_server_error_and_every_answer_matches_the_schema(case, world, live_s
         # before the ids below are pointed at this run's rows.
         body = case.body if isinstance(case.body, (dict, list, str, int, float, bool, type(None))) else "-"
         with open(FUZZ_LOG, "a") as log:
-            log.write(f"{case.method} {case.operation.path} {case.path_parameters!r} {case.query!r} {case.headers!r} {body!r}\n")
+            log.write(
+                f"{case.method} {case.operation.path} {case.path_parameters!r} {case.query!r} {case.headers!r} {body!r}\n"
+            )
     agent, conversation = world()
     rng = random.Random(repr(case.path_parameters))
     # A copy: schemathesis may hand the same generated dict to a later example.
@@ -154,4 +161,3 @@ def test_no_server_error_and_every_answer_matches_the_schema(case, world, live_s
     if "end_user_id" in params and rng.random() < 0.3:
         params["end_user_id"] = "u_fuzz"
     case.call_and_validate(base_url=live_server.url, checks=CHECKS)
-

@@ -1,5 +1,6 @@
 """Sign-in resists guessing (django-axes, keyed on account and address) and a member can reset a
 forgotten password by e-mail or change it signed in, through Django's own views."""
+
 import re
 
 import pytest
@@ -63,7 +64,9 @@ def test_password_reset_by_email_through_the_configured_backend(user, settings):
     link = re.search(r"https?://[^/]+(/accounts/password/reset/\S+/)", mail.outbox[0].body).group(1)
     form = client.get(link, follow=True)
     assert form.status_code == 200 and b"Set a new password" in form.content
-    done = client.post(form.redirect_chain[-1][0], {"new_password1": "a-new-long-password-9", "new_password2": "a-new-long-password-9"})
+    done = client.post(
+        form.redirect_chain[-1][0], {"new_password1": "a-new-long-password-9", "new_password2": "a-new-long-password-9"}
+    )
     assert done.status_code == 302
     assert sign_in(Client(), user.username, "a-new-long-password-9").status_code == 302
     assert sign_in(Client(), user.username, PASSWORD).status_code == 200  # the old one is gone
@@ -75,9 +78,15 @@ def test_password_reset_by_email_through_the_configured_backend(user, settings):
 def test_password_change_signed_in(member_client, user):
     page = member_client.get("/accounts/password/change/")
     assert page.status_code == 200 and b"Change your password" in page.content
-    wrong = member_client.post("/accounts/password/change/", {"old_password": "nope", "new_password1": "x-new-password-77", "new_password2": "x-new-password-77"})
+    wrong = member_client.post(
+        "/accounts/password/change/",
+        {"old_password": "nope", "new_password1": "x-new-password-77", "new_password2": "x-new-password-77"},
+    )
     assert wrong.status_code == 200
-    ok = member_client.post("/accounts/password/change/", {"old_password": PASSWORD, "new_password1": "x-new-password-77", "new_password2": "x-new-password-77"})
+    ok = member_client.post(
+        "/accounts/password/change/",
+        {"old_password": PASSWORD, "new_password1": "x-new-password-77", "new_password2": "x-new-password-77"},
+    )
     assert ok.status_code == 302
     user.refresh_from_db()
     assert user.check_password("x-new-password-77")
@@ -86,7 +95,10 @@ def test_password_change_signed_in(member_client, user):
 def test_the_email_backend_is_the_console_by_default():
     from agentnava_site import settings as base
 
-    assert base.EMAIL_BACKEND == "django.core.mail.backends.console.EmailBackend" or "EMAIL_BACKEND" in __import__("os").environ
+    assert (
+        base.EMAIL_BACKEND == "django.core.mail.backends.console.EmailBackend"
+        or "EMAIL_BACKEND" in __import__("os").environ
+    )
 
 
 def test_password_reset_requests_are_limited_per_email_and_per_address(user, settings):
@@ -96,12 +108,18 @@ def test_password_reset_requests_are_limited_per_email_and_per_address(user, set
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     client = Client()
     for _ in range(3):
-        assert client.post("/accounts/password/reset/", {"email": user.email}, REMOTE_ADDR="203.0.113.5").status_code == 302
+        assert (
+            client.post("/accounts/password/reset/", {"email": user.email}, REMOTE_ADDR="203.0.113.5").status_code
+            == 302
+        )
     refused = client.post("/accounts/password/reset/", {"email": user.email}, REMOTE_ADDR="198.51.100.5")
     assert refused.status_code == 429 and b"Too many password reset requests" in refused.content
     assert len(mail.outbox) == 3
     # One address asking for many e-mails is limited too.
     for i in range(7):
         client.post("/accounts/password/reset/", {"email": f"nobody{i}@nowhere.test"}, REMOTE_ADDR="203.0.113.5")
-    assert client.post("/accounts/password/reset/", {"email": "other@nowhere.test"}, REMOTE_ADDR="203.0.113.5").status_code == 429
+    assert (
+        client.post("/accounts/password/reset/", {"email": "other@nowhere.test"}, REMOTE_ADDR="203.0.113.5").status_code
+        == 429
+    )
     cache.clear()

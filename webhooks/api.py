@@ -1,11 +1,21 @@
 """The REST API for webhook endpoints: list, register, read (with its recent deliveries), change
 and remove. The secret that signs deliveries is answered once, when the endpoint is made (or its
 secret rotated)."""
+
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from agents.api_base import NO_CONTENT, StrictBooleanField, StrictCharField, StrictSerializer, TeamApi, errors, parse_body, usable_id
+from agents.api_base import (
+    NO_CONTENT,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+    TeamApi,
+    errors,
+    parse_body,
+    usable_id,
+)
 from agents.errors import AppError
 
 from . import services
@@ -22,7 +32,9 @@ class DeliveryOut(serializers.Serializer):
     attempts = serializers.IntegerField()
     createdAt = serializers.DateTimeField(source="created_at")
     lastAttemptAt = serializers.DateTimeField(source="last_attempt_at", allow_null=True)
-    nextAttemptAt = serializers.DateTimeField(source="next_attempt_at", allow_null=True, help_text="When it is tried again (retrying).")
+    nextAttemptAt = serializers.DateTimeField(
+        source="next_attempt_at", allow_null=True, help_text="When it is tried again (retrying)."
+    )
     lastResponseCode = serializers.IntegerField(source="last_response_code", allow_null=True)
     lastError = serializers.CharField(source="last_error", allow_blank=True)
 
@@ -31,11 +43,20 @@ class EndpointOut(serializers.Serializer):
     id = serializers.CharField(source="public_id", help_text="e.g. whk_5f0c1a2b3c4d")
     url = serializers.CharField()
     events = serializers.ListField(child=serializers.ChoiceField(choices=EVENTS))
-    agentId = serializers.CharField(source="agent.public_id", allow_null=True, default=None, help_text="Only this agent's events; null: every agent of the team.")
-    includeText = serializers.BooleanField(source="include_text", help_text="memory.updated carries the memory's text (off by default).")
+    agentId = serializers.CharField(
+        source="agent.public_id",
+        allow_null=True,
+        default=None,
+        help_text="Only this agent's events; null: every agent of the team.",
+    )
+    includeText = serializers.BooleanField(
+        source="include_text", help_text="memory.updated carries the memory's text (off by default)."
+    )
     active = serializers.BooleanField()
     createdAt = serializers.DateTimeField(source="created_at")
-    lastStatus = serializers.CharField(source="last_status", allow_blank=True, help_text="The last delivery's status; empty before the first.")
+    lastStatus = serializers.CharField(
+        source="last_status", allow_blank=True, help_text="The last delivery's status; empty before the first."
+    )
     lastDeliveryAt = serializers.DateTimeField(source="last_delivery_at", allow_null=True)
 
 
@@ -44,7 +65,9 @@ class EndpointWithSecretOut(EndpointOut):
 
 
 class EndpointDetailOut(EndpointOut):
-    deliveries = DeliveryOut(many=True, source="recent_deliveries", help_text=f"The last {RECENT_DELIVERIES}, newest first.")
+    deliveries = DeliveryOut(
+        many=True, source="recent_deliveries", help_text=f"The last {RECENT_DELIVERIES}, newest first."
+    )
 
 
 class EndpointListOut(serializers.Serializer):
@@ -54,9 +77,18 @@ class EndpointListOut(serializers.Serializer):
 class WebhookListApi(TeamApi):
     class WebhookCreateIn(StrictSerializer):
         url = StrictCharField(max_length=500, help_text="An https address that answers 2xx.")
-        events = serializers.ListField(child=StrictCharField(max_length=40), min_length=1, max_length=len(EVENTS), help_text=f"Any of: {', '.join(EVENTS)}.")
-        agentId = StrictCharField(required=False, max_length=20, help_text="Only this agent's events (default: every agent of the team).")
-        includeText = StrictBooleanField(required=False, default=False, help_text="memory.updated carries the memory's text.")
+        events = serializers.ListField(
+            child=StrictCharField(max_length=40),
+            min_length=1,
+            max_length=len(EVENTS),
+            help_text=f"Any of: {', '.join(EVENTS)}.",
+        )
+        agentId = StrictCharField(
+            required=False, max_length=20, help_text="Only this agent's events (default: every agent of the team)."
+        )
+        includeText = StrictBooleanField(
+            required=False, default=False, help_text="memory.updated carries the memory's text."
+        )
 
     @extend_schema(
         operation_id="webhooks_list",
@@ -87,10 +119,18 @@ class WebhookListApi(TeamApi):
             ),
             OpenApiExample(
                 "created",
-                value={"id": "whk_5f0c1a2b3c4d", "url": "https://example.com/agentnava/webhook",
-                       "events": ["memory.updated", "end_user.erased"], "agentId": None, "includeText": False, "active": True,
-                       "createdAt": "2026-12-01T09:00:00Z", "lastStatus": "", "lastDeliveryAt": None,
-                       "secret": "whsec_8Yw3k0cQ2m9Vn1rT5xZp4bLs6dHf7gJa"},
+                value={
+                    "id": "whk_5f0c1a2b3c4d",
+                    "url": "https://example.com/agentnava/webhook",
+                    "events": ["memory.updated", "end_user.erased"],
+                    "agentId": None,
+                    "includeText": False,
+                    "active": True,
+                    "createdAt": "2026-12-01T09:00:00Z",
+                    "lastStatus": "",
+                    "lastDeliveryAt": None,
+                    "secret": "whsec_8Yw3k0cQ2m9Vn1rT5xZp4bLs6dHf7gJa",
+                },
                 response_only=True,
                 status_codes=["201"],
             ),
@@ -109,7 +149,9 @@ class WebhookApi(TeamApi):
     class WebhookUpdateIn(StrictSerializer):
         read_only_names = ("id", "agentId", "createdAt", "lastStatus", "lastDeliveryAt", "secret")
         url = StrictCharField(required=False, max_length=500)
-        events = serializers.ListField(child=StrictCharField(max_length=40), required=False, min_length=1, max_length=len(EVENTS))
+        events = serializers.ListField(
+            child=StrictCharField(max_length=40), required=False, min_length=1, max_length=len(EVENTS)
+        )
         includeText = StrictBooleanField(required=False)
         active = StrictBooleanField(required=False, help_text="false: nothing is sent until it is true again.")
         rotateSecret = StrictBooleanField(required=False, help_text="true: a new secret, answered once in `secret`.")
@@ -144,8 +186,16 @@ class WebhookApi(TeamApi):
     def patch(self, request, webhook_id):
         endpoint = self.endpoint(webhook_id)
         data = parse_body(self.WebhookUpdateIn, request)
-        names = {"url": "url", "events": "events", "includeText": "include_text", "active": "active", "rotateSecret": "rotate_secret"}
-        endpoint = services.endpoint_update(endpoint=endpoint, changes={names[key]: value for key, value in data.items()})
+        names = {
+            "url": "url",
+            "events": "events",
+            "includeText": "include_text",
+            "active": "active",
+            "rotateSecret": "rotate_secret",
+        }
+        endpoint = services.endpoint_update(
+            endpoint=endpoint, changes={names[key]: value for key, value in data.items()}
+        )
         answer = EndpointWithSecretOut(endpoint).data
         if not data.get("rotateSecret"):
             answer.pop("secret")

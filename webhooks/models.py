@@ -1,5 +1,6 @@
 """A team's webhook endpoints and the deliveries to them. Deliveries hold ids and counts only:
 a memory's text is read at sending time, and only for an endpoint that opted in."""
+
 import secrets
 
 from django.db import models
@@ -39,6 +40,9 @@ class Endpoint(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    def __str__(self) -> str:
+        return f"{self.public_id} ({self.url})"
+
 
 class Delivery(models.Model):
     class Status(models.TextChoices):
@@ -63,9 +67,16 @@ class Delivery(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=["pending", "retrying", "succeeded", "failed"]), name="delivery_status_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "retrying", "succeeded", "failed"]), name="delivery_status_valid"
+            ),
         ]
         indexes = [
-            models.Index(fields=["next_attempt_at"], name="delivery_due", condition=Q(status__in=["pending", "retrying"])),
+            models.Index(
+                fields=["next_attempt_at"], name="delivery_due", condition=Q(status__in=["pending", "retrying"])
+            ),
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_created"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.public_id} {self.event} ({self.status})"

@@ -10,6 +10,7 @@ the lower layer calls up through signals). Every change of a memory is saved by
   with what was removed.
 
 The payloads are ids and counts; never the memory's words."""
+
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -35,7 +36,9 @@ def memory_event(memory: Memory, fields: frozenset) -> tuple[str, dict] | None:
         return "memory.deleted", {"deletedAt": memory.updated_at.isoformat()}
     data = {"lines": len(memory.lines), "updatedAt": memory.updated_at.isoformat()}
     if "last_run" in fields and memory.last_run:
-        data["lastRun"] = {key: memory.last_run[key] for key in ("added", "replaced", "removed") if key in memory.last_run}
+        data["lastRun"] = {
+            key: memory.last_run[key] for key in ("added", "replaced", "removed") if key in memory.last_run
+        }
     return "memory.updated", data
 
 
@@ -58,4 +61,8 @@ def memory_saved(sender, instance, created, update_fields=None, **kwargs):
 @receiver(end_user_erased, dispatch_uid="webhooks.end_user_erased")
 def end_user_was_erased(sender, agent, external_id, removed, **kwargs):
     forget_end_user(agent=agent, external_id=external_id)
-    emit(agent_id=agent.pk, event="end_user.erased", data={"agentId": agent.public_id, "endUserId": external_id, "removed": removed})
+    emit(
+        agent_id=agent.pk,
+        event="end_user.erased",
+        data={"agentId": agent.public_id, "endUserId": external_id, "removed": removed},
+    )

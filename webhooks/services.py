@@ -5,6 +5,7 @@ caused it; after commit each is queued as a django-q task (`webhooks.tasks.deliv
 attempt (no 2xx, a timeout, a refused address) is retried with exponential backoff by the
 minute sweep (`webhooks.tasks.retry_due`): BACKOFF_SECONDS * 2**(attempt - 1), up to
 MAX_ATTEMPTS; then the delivery is `failed`. The endpoint keeps its last status."""
+
 import ipaddress
 import json
 import logging
@@ -42,7 +43,11 @@ def _check_url(url: str) -> str:
     parts = urlsplit(url)
     allowed = ("https", "http") if settings.WEBHOOKS_ALLOW_HTTP else ("https",)
     if parts.scheme not in allowed or not parts.hostname or len(url) > 500:
-        raise AppError("invalid_webhook", f"The url must be an {' or '.join(allowed)} address of at most 500 characters.", field="url")
+        raise AppError(
+            "invalid_webhook",
+            f"The url must be an {' or '.join(allowed)} address of at most 500 characters.",
+            field="url",
+        )
     return url
 
 
@@ -55,7 +60,9 @@ def _check_events(events) -> list[str]:
 def endpoint_create(*, team, url: str, events: list[str], include_text: bool = False, agent=None) -> Endpoint:
     if Endpoint.objects.filter(team=team).count() >= MAX_ENDPOINTS_PER_TEAM:
         raise AppError("invalid_webhook", f"A team has at most {MAX_ENDPOINTS_PER_TEAM} endpoints.")
-    return Endpoint.objects.create(team=team, agent=agent, url=_check_url(url), events=_check_events(events), include_text=include_text)
+    return Endpoint.objects.create(
+        team=team, agent=agent, url=_check_url(url), events=_check_events(events), include_text=include_text
+    )
 
 
 def endpoint_update(*, endpoint: Endpoint, changes: dict) -> Endpoint:
@@ -83,7 +90,11 @@ def endpoint_delete(*, endpoint: Endpoint) -> None:
 def subscribed(*, agent_id: int, event: str) -> list[Endpoint]:
     """The active endpoints of the agent's team that take `event` from this agent (the event list
     is filtered here, as SQLite has no JSON containment)."""
-    return [endpoint for endpoint in _team_endpoints(agent_id) if event in endpoint.events and endpoint.agent_id in (None, agent_id)]
+    return [
+        endpoint
+        for endpoint in _team_endpoints(agent_id)
+        if event in endpoint.events and endpoint.agent_id in (None, agent_id)
+    ]
 
 
 def _team_endpoints(agent_id: int) -> list[Endpoint]:
@@ -123,7 +134,13 @@ def emit(*, agent_id: int, event: str, data, now: datetime | None = None) -> lis
     data = data() if callable(data) else data
     now = now or timezone.now()
     deliveries = [
-        Delivery.objects.create(endpoint=endpoint, event=event, data=data, created_at=now, next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS))
+        Delivery.objects.create(
+            endpoint=endpoint,
+            event=event,
+            data=data,
+            created_at=now,
+            next_attempt_at=now + timedelta(seconds=CLAIM_SECONDS),
+        )
         for endpoint in endpoints
     ]
     ids = [delivery.pk for delivery in deliveries]
@@ -148,9 +165,16 @@ def delivery_body(delivery: Delivery) -> bytes:
     if delivery.endpoint.include_text and delivery.event == "memory.updated":
         from memory.models import Memory
 
-        memory = Memory.objects.filter(end_user__agent__public_id=data.get("agentId"), end_user__external_id=data.get("endUserId")).first()
+        memory = Memory.objects.filter(
+            end_user__agent__public_id=data.get("agentId"), end_user__external_id=data.get("endUserId")
+        ).first()
         data["text"] = memory.text if memory else None
-    payload = {"id": delivery.public_id, "type": delivery.event, "createdAt": delivery.created_at.isoformat(), "data": data}
+    payload = {
+        "id": delivery.public_id,
+        "type": delivery.event,
+        "createdAt": delivery.created_at.isoformat(),
+        "data": data,
+    }
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -166,7 +190,13 @@ def _address_allowed(url: str) -> bool:
         return False
     for info in infos:
         address = ipaddress.ip_address(info[4][0])
-        if address.is_private or address.is_loopback or address.is_link_local or address.is_reserved or address.is_multicast:
+        if (
+            address.is_private
+            or address.is_loopback
+            or address.is_link_local
+            or address.is_reserved
+            or address.is_multicast
+        ):
             return False
     return True
 
@@ -223,7 +253,10 @@ def deliver(delivery_id: int, *, now: datetime | None = None) -> str | None:
             delivery.next_attempt_at = now + backoff(delivery.attempts)
         delivery.save()
         Endpoint.objects.filter(pk=endpoint.pk).update(last_status=delivery.status, last_delivery_at=now)
-    log.info("webhook_delivery", extra={"event": "webhook_delivery", "outcome": delivery.status, "attempt": delivery.attempts})
+    log.info(
+        "webhook_delivery",
+        extra={"event": "webhook_delivery", "outcome": delivery.status, "attempt": delivery.attempts},
+    )
     return delivery.status
 
 

@@ -2,6 +2,7 @@
 HMAC-SHA256 over `"<t>." + body` with the endpoint's secret. A receiver checks the HMAC in
 constant time and refuses a `t` outside its replay window (five minutes by default). No Django:
 a receiver can copy this module as it is."""
+
 import hashlib
 import hmac
 import time
@@ -16,7 +17,9 @@ def sign(secret: str, body: bytes, timestamp: int | None = None) -> str:
     return f"t={t},v1={digest}"
 
 
-def verify(secret: str, body: bytes, header: str, *, tolerance: int = TOLERANCE_SECONDS, now: float | None = None) -> bool:
+def verify(
+    secret: str, body: bytes, header: str, *, tolerance: int = TOLERANCE_SECONDS, now: float | None = None
+) -> bool:
     """Whether `header` signs `body` with `secret` at a time within `tolerance` seconds of now."""
     parts = dict(part.split("=", 1) for part in (header or "").split(",") if "=" in part)
     try:

@@ -1,4 +1,5 @@
 """django-q entry points: arguments are ids only."""
+
 from . import services
 
 

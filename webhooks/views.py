@@ -1,4 +1,5 @@
 """The team's webhook endpoints in the web app: list with last status, add, pause or resume, remove."""
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -34,7 +35,11 @@ def webhooks(request):
         except AppError as exc:
             messages.error(request, exc.message)
     endpoints = Endpoint.objects.filter(team=team).select_related("agent")
-    return render(request, "webhooks/webhooks.html", {"team": team, "endpoints": endpoints, "events": EVENTS, "new_endpoint": new_endpoint})
+    return render(
+        request,
+        "webhooks/webhooks.html",
+        {"team": team, "endpoints": endpoints, "events": EVENTS, "new_endpoint": new_endpoint},
+    )
 
 
 def _endpoint(request, public_id) -> Endpoint:

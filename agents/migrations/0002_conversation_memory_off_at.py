@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_initial'),
+        ("agents", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='conversation',
-            name='memory_off_at',
+            model_name="conversation",
+            name="memory_off_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -4,14 +4,13 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0003_invitation'),
+        ("agents", "0003_invitation"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='enduser',
-            index=models.Index(fields=['agent', '-created_at', '-id'], name='enduser_agent_created'),
+            model_name="enduser",
+            index=models.Index(fields=["agent", "-created_at", "-id"], name="enduser_agent_created"),
         ),
     ]

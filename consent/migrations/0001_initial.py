@@ -5,27 +5,51 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agents', '0001_initial'),
+        ("agents", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Consent',
+            name="Consent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('agreed_at', models.DateTimeField(blank=True, null=True)),
-                ('declined_at', models.DateTimeField(blank=True, null=True)),
-                ('source', models.CharField(choices=[('chat_prompt', "Our chat's yes/no question"), ('site_step', "The site's own step (memory.set('on'))"), ('api', 'The API')], max_length=20)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='consents', to='agents.agent')),
-                ('end_user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='consent', to='agents.enduser')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("agreed_at", models.DateTimeField(blank=True, null=True)),
+                ("declined_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("chat_prompt", "Our chat's yes/no question"),
+                            ("site_step", "The site's own step (memory.set('on'))"),
+                            ("api", "The API"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="consents", to="agents.agent"
+                    ),
+                ),
+                (
+                    "end_user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="consent", to="agents.enduser"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.CheckConstraint(condition=models.Q(('agreed_at__isnull', True), ('declined_at__isnull', True), _connector='OR'), name='consent_yes_or_no')],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("agreed_at__isnull", True), ("declined_at__isnull", True), _connector="OR"),
+                        name="consent_yes_or_no",
+                    )
+                ],
             },
         ),
     ]

@@ -1,4 +1,5 @@
 """`--as-of`, shared by the commands that run a schedule's work once (memory_sweep, memory_retention)."""
+
 from datetime import datetime
 
 from django.core.management.base import CommandError

@@ -6,87 +6,131 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agents', '0001_initial'),
+        ("agents", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Memory',
+            name="Memory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('text', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField()),
-                ('read_up_to', models.DateTimeField(blank=True, null=True)),
-                ('last_run', models.JSONField(blank=True, null=True)),
-                ('stopped_at', models.DateTimeField(blank=True, null=True)),
-                ('last_failure', models.JSONField(blank=True, null=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memories', to='agents.agent')),
-                ('end_user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='memory', to='agents.enduser')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("text", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField()),
+                ("read_up_to", models.DateTimeField(blank=True, null=True)),
+                ("last_run", models.JSONField(blank=True, null=True)),
+                ("stopped_at", models.DateTimeField(blank=True, null=True)),
+                ("last_failure", models.JSONField(blank=True, null=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="memories", to="agents.agent"
+                    ),
+                ),
+                (
+                    "end_user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="memory", to="agents.enduser"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'memories',
+                "verbose_name_plural": "memories",
             },
         ),
         migrations.CreateModel(
-            name='MemoryRun',
+            name="MemoryRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('quiet', 'Quiet window'), ('try', 'Try'), ('apply', 'Apply'), ('team_edit', 'Team edit'), ('api_set', 'API'), ('end_user_request', "End user's request")], max_length=20)),
-                ('engine', models.CharField(blank=True, max_length=20)),
-                ('status', models.CharField(choices=[('succeeded', 'Succeeded'), ('failed', 'Failed')], max_length=20)),
-                ('added', models.PositiveIntegerField(default=0)),
-                ('replaced', models.PositiveIntegerField(default=0)),
-                ('removed', models.PositiveIntegerField(default=0)),
-                ('dropped', models.JSONField(blank=True, default=dict)),
-                ('messages_read', models.PositiveIntegerField(default=0)),
-                ('actions_read', models.PositiveIntegerField(default=0)),
-                ('read_from', models.DateTimeField(blank=True, null=True)),
-                ('read_to', models.DateTimeField(blank=True, null=True)),
-                ('error', models.CharField(blank=True, max_length=200)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('started_at', models.DateTimeField()),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('input_tokens', models.PositiveIntegerField(default=0)),
-                ('output_tokens', models.PositiveIntegerField(default=0)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('memory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='memory.memory')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("quiet", "Quiet window"),
+                            ("try", "Try"),
+                            ("apply", "Apply"),
+                            ("team_edit", "Team edit"),
+                            ("api_set", "API"),
+                            ("end_user_request", "End user's request"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("engine", models.CharField(blank=True, max_length=20)),
+                ("status", models.CharField(choices=[("succeeded", "Succeeded"), ("failed", "Failed")], max_length=20)),
+                ("added", models.PositiveIntegerField(default=0)),
+                ("replaced", models.PositiveIntegerField(default=0)),
+                ("removed", models.PositiveIntegerField(default=0)),
+                ("dropped", models.JSONField(blank=True, default=dict)),
+                ("messages_read", models.PositiveIntegerField(default=0)),
+                ("actions_read", models.PositiveIntegerField(default=0)),
+                ("read_from", models.DateTimeField(blank=True, null=True)),
+                ("read_to", models.DateTimeField(blank=True, null=True)),
+                ("error", models.CharField(blank=True, max_length=200)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("started_at", models.DateTimeField()),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("input_tokens", models.PositiveIntegerField(default=0)),
+                ("output_tokens", models.PositiveIntegerField(default=0)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "memory",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="memory.memory"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
+                "ordering": ["-started_at", "-id"],
             },
         ),
         migrations.AddIndex(
-            model_name='memory',
-            index=models.Index(fields=['agent', '-updated_at', '-id'], name='memory_agent_updated'),
+            model_name="memory",
+            index=models.Index(fields=["agent", "-updated_at", "-id"], name="memory_agent_updated"),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.UniqueConstraint(fields=('agent', 'end_user'), name='memory_unique_per_end_user'),
+            model_name="memory",
+            constraint=models.UniqueConstraint(fields=("agent", "end_user"), name="memory_unique_per_end_user"),
         ),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.CheckConstraint(condition=models.Q(('stopped_at__isnull', True), ('text', ''), _connector='OR'), name='memory_stopped_is_empty'),
+            model_name="memory",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("stopped_at__isnull", True), ("text", ""), _connector="OR"),
+                name="memory_stopped_is_empty",
+            ),
         ),
         migrations.AddIndex(
-            model_name='memoryrun',
-            index=models.Index(fields=['memory', '-started_at'], name='memoryrun_memory_started'),
+            model_name="memoryrun",
+            index=models.Index(fields=["memory", "-started_at"], name="memoryrun_memory_started"),
         ),
         migrations.AddIndex(
-            model_name='memoryrun',
-            index=models.Index(fields=['started_at'], name='memoryrun_started'),
+            model_name="memoryrun",
+            index=models.Index(fields=["started_at"], name="memoryrun_started"),
         ),
         migrations.AddConstraint(
-            model_name='memoryrun',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['quiet', 'try', 'apply', 'team_edit', 'api_set', 'end_user_request'])), name='memoryrun_kind_valid'),
+            model_name="memoryrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["quiet", "try", "apply", "team_edit", "api_set", "end_user_request"])),
+                name="memoryrun_kind_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='memoryrun',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['succeeded', 'failed'])), name='memoryrun_status_valid'),
+            model_name="memoryrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["succeeded", "failed"])), name="memoryrun_status_valid"
+            ),
         ),
     ]

@@ -2,6 +2,7 @@
 migrations: the schedules are made after every migrate from ops.schedules.SCHEDULES, and
 0007_drop_schedule_name_index drops the index where this migration made it. Kept, empty, because
 existing databases have it recorded and later migrations depend on it."""
+
 from django.db import migrations
 
 

@@ -6,42 +6,83 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_initial'),
-        ('memory', '0002_schedules'),
+        ("agents", "0001_initial"),
+        ("memory", "0002_schedules"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ApplyJob',
+            name="ApplyJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('cancelled', 'Cancelled'), ('failed', 'Stopped after errors')], default='queued', max_length=20)),
-                ('last_memory_id', models.BigIntegerField(default=0)),
-                ('cursor', models.BigIntegerField(default=0)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('reviewed', models.PositiveIntegerField(default=0)),
-                ('changed', models.PositiveIntegerField(default=0)),
-                ('replaced', models.PositiveIntegerField(default=0)),
-                ('removed', models.PositiveIntegerField(default=0)),
-                ('failed', models.PositiveIntegerField(default=0)),
-                ('dropped', models.JSONField(blank=True, default=dict)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('error', models.CharField(blank=True, max_length=200)),
-                ('created_at', models.DateTimeField()),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='apply_jobs', to='agents.agent')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='+', to='agents.agentversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("cancelled", "Cancelled"),
+                            ("failed", "Stopped after errors"),
+                        ],
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("last_memory_id", models.BigIntegerField(default=0)),
+                ("cursor", models.BigIntegerField(default=0)),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("reviewed", models.PositiveIntegerField(default=0)),
+                ("changed", models.PositiveIntegerField(default=0)),
+                ("replaced", models.PositiveIntegerField(default=0)),
+                ("removed", models.PositiveIntegerField(default=0)),
+                ("failed", models.PositiveIntegerField(default=0)),
+                ("dropped", models.JSONField(blank=True, default=dict)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("error", models.CharField(blank=True, max_length=200)),
+                ("created_at", models.DateTimeField()),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="apply_jobs", to="agents.agent"
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.RESTRICT, related_name="+", to="agents.agentversion"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['agent', '-created_at'], name='applyjob_agent_created')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'done', 'cancelled', 'failed'])), name='applyjob_status_valid'), models.UniqueConstraint(condition=models.Q(('status__in', ['queued', 'running'])), fields=('agent',), name='applyjob_one_active_per_agent')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["agent", "-created_at"], name="applyjob_agent_created")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("status__in", ["queued", "running", "done", "cancelled", "failed"])),
+                        name="applyjob_status_valid",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("status__in", ["queued", "running"])),
+                        fields=("agent",),
+                        name="applyjob_one_active_per_agent",
+                    ),
+                ],
             },
         ),
     ]

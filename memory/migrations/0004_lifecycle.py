@@ -34,50 +34,65 @@ def spread_ties(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_initial'),
-        ('memory', '0003_apply_job'),
+        ("agents", "0001_initial"),
+        ("memory", "0003_apply_job"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='memoryrun',
-            name='memoryrun_kind_valid',
+            model_name="memoryrun",
+            name="memoryrun_kind_valid",
         ),
         migrations.AddField(
-            model_name='applyjob',
-            name='failed_ids',
+            model_name="applyjob",
+            name="failed_ids",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='applyjob',
-            name='retry_ids',
+            model_name="applyjob",
+            name="retry_ids",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='memory',
-            name='forget_pending',
+            model_name="memory",
+            name="forget_pending",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='memory',
-            name='horizon_at',
+            model_name="memory",
+            name="horizon_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='memoryrun',
-            name='kind',
-            field=models.CharField(choices=[('quiet', 'Quiet window'), ('try', 'Try'), ('apply', 'Apply'), ('team_edit', 'Team edit'), ('api_set', 'API'), ('end_user_request', "End user's request"), ('retention', 'Retention')], max_length=20),
+            model_name="memoryrun",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("quiet", "Quiet window"),
+                    ("try", "Try"),
+                    ("apply", "Apply"),
+                    ("team_edit", "Team edit"),
+                    ("api_set", "API"),
+                    ("end_user_request", "End user's request"),
+                    ("retention", "Retention"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.RunPython(spread_ties, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name='memory',
-            constraint=models.UniqueConstraint(fields=('agent', 'updated_at'), name='memory_updated_unique_per_agent'),
+            model_name="memory",
+            constraint=models.UniqueConstraint(fields=("agent", "updated_at"), name="memory_updated_unique_per_agent"),
         ),
         migrations.AddConstraint(
-            model_name='memoryrun',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['quiet', 'try', 'apply', 'team_edit', 'api_set', 'end_user_request', 'retention'])), name='memoryrun_kind_valid'),
+            model_name="memoryrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("kind__in", ["quiet", "try", "apply", "team_edit", "api_set", "end_user_request", "retention"])
+                ),
+                name="memoryrun_kind_valid",
+            ),
         ),
     ]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("agents", "0001_initial"),
         ("memory", "0004_lifecycle"),
@@ -27,7 +26,13 @@ class Migration(migrations.Migration):
                 (
                     "status",
                     models.CharField(
-                        choices=[("queued", "Queued"), ("running", "Running"), ("done", "Done"), ("cancelled", "Cancelled"), ("failed", "Failed")],
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("cancelled", "Cancelled"),
+                            ("failed", "Failed"),
+                        ],
                         default="queued",
                         max_length=20,
                     ),
@@ -39,20 +44,34 @@ class Migration(migrations.Migration):
                 ("started_at", models.DateTimeField(blank=True, null=True)),
                 ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
                 ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("agent", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="trial_jobs", to="agents.agent")),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="trial_jobs", to="agents.agent"
+                    ),
+                ),
                 (
                     "created_by",
-                    models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name="+", to=settings.AUTH_USER_MODEL),
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
                 ),
             ],
             options={
                 "ordering": ["-created_at", "-id"],
                 "constraints": [
                     models.CheckConstraint(
-                        condition=models.Q(("status__in", ["queued", "running", "done", "cancelled", "failed"])), name="trialjob_status_valid"
+                        condition=models.Q(("status__in", ["queued", "running", "done", "cancelled", "failed"])),
+                        name="trialjob_status_valid",
                     ),
                     models.UniqueConstraint(
-                        condition=models.Q(("status__in", ["queued", "running"])), fields=("agent",), name="trialjob_one_active_per_agent"
+                        condition=models.Q(("status__in", ["queued", "running"])),
+                        fields=("agent",),
+                        name="trialjob_one_active_per_agent",
                     ),
                 ],
             },
@@ -63,12 +82,24 @@ class Migration(migrations.Migration):
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("position", models.PositiveSmallIntegerField()),
                 ("result", models.JSONField()),
-                ("end_user", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="agents.enduser")),
-                ("job", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="persons", to="memory.trialjob")),
+                (
+                    "end_user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="agents.enduser"
+                    ),
+                ),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="persons", to="memory.trialjob"
+                    ),
+                ),
             ],
             options={
                 "ordering": ["position"],
-                "constraints": [models.UniqueConstraint(fields=("job", "end_user"), name="trialjobperson_once_per_job")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("job", "end_user"), name="trialjobperson_once_per_job")
+                ],
             },
         ),
     ]

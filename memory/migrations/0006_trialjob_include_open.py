@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('memory', '0005_trial_job'),
+        ("memory", "0005_trial_job"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='trialjob',
-            name='include_open',
-            field=models.BooleanField(default=False, help_text='Also read chats still inside their quiet window.'),
+            model_name="trialjob",
+            name="include_open",
+            field=models.BooleanField(default=False, help_text="Also read chats still inside their quiet window."),
         ),
     ]

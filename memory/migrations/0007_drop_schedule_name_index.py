@@ -1,6 +1,7 @@
 """Drops the unique index 0002_schedules once put on django-q's own table (not this project's to
 index); a fresh database never had it. Schedules are made by name after every migrate
 (ops.schedules), so none is created twice."""
+
 from django.db import migrations
 
 

@@ -9,11 +9,13 @@ the English "and"/"so"/"also" split only before a new subject ("... and we're on
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 from .vocabulary import INTEGRATION, alternation, table
 
-_HARD = re.compile(r"(?<=[.!?…।])\s+|[\n\r]+|;|\s[-–—]+\s|(?<=\w)[-–—]{2,}|\.{2,}|\s*\(\s*|\s*\)\s*|[!?]{2,}|:\s+(?=\w)")
+_HARD = re.compile(
+    r"(?<=[.!?…।])\s+|[\n\r]+|;|\s[-–—]+\s|(?<=\w)[-–—]{2,}|\.{2,}|\s*\(\s*|\s*\)\s*|[!?]{2,}|:\s+(?=\w)"
+)
 _NO_SPLIT_AFTER = r"(?!\s*\d)"
 _TOOL_AHEAD = re.compile(
     rf"\s*(?:{INTEGRATION})(?:\s*(?:,|&|\+|\band\b|\bor\b|\by\b|\bet\b|\bund\b|\be\b|\baur\b)\s*(?:{INTEGRATION}))*\s*(?:$|[,.;!?]|(?:for|as|to|in|on|with|at|across|but|so)\b)",
@@ -21,10 +23,12 @@ _TOOL_AHEAD = re.compile(
 )
 _TOOL_START = re.compile(rf"\s*(?:{INTEGRATION})\b", re.I)
 _TOOL_BEHIND = re.compile(rf"(?:{INTEGRATION})\s*$", re.I)
-_LEADING_JOINER = re.compile(r"^(?:(?:and|so|but|also|plus|then|or|y|et|und|e|aur|और|pero|mais|aber|mas|lekin|magar|toh|to)\s+)+", re.I)
+_LEADING_JOINER = re.compile(
+    r"^(?:(?:and|so|but|also|plus|then|or|y|et|und|e|aur|और|pero|mais|aber|mas|lekin|magar|toh|to)\s+)+", re.I
+)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _splitter(codes: tuple[str, ...]) -> re.Pattern[str]:
     always: set[str] = set()
     before_subject: set[str] = set()

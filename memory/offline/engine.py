@@ -163,12 +163,14 @@ class _Memory:
         operations = []
         for line in self.lines:
             op = line.op
-            operations.append({
-                "op": op,
-                "line": line.number,
-                "text": line.text if op == "replace" else None,
-                "sources": list(line.sources) if op != "keep" else [],
-            })
+            operations.append(
+                {
+                    "op": op,
+                    "line": line.number,
+                    "text": line.text if op == "replace" else None,
+                    "sources": list(line.sources) if op != "keep" else [],
+                }
+            )
         for fact in self.added:
             operations.append({"op": "add", "line": None, "text": fact.text, "sources": list(fact.sources)})
         return operations
@@ -188,7 +190,8 @@ def _merge(first: list[str], second: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 _TIME_PHRASES = re.compile(
-    r"\b(?:" + "|".join(re.escape(phrase).replace(r"\ ", r"\s+") for phrase in table("en")["time_phrases"]) + r")\b", re.I
+    r"\b(?:" + "|".join(re.escape(phrase).replace(r"\ ", r"\s+") for phrase in table("en")["time_phrases"]) + r")\b",
+    re.I,
 )
 _BUYING = re.compile(
     r"\b(?:bought|buy|buying|purchas\w*|order\w*|booked|book|booking|renew\w*|paid|pay|paying|subscrib\w*|gift\w*|"
@@ -234,7 +237,12 @@ def read_message(message: dict, opened: frozenset[str]) -> _Read:
             someone_else_bought = True
         kept.append(
             Sentence(
-                text=part, source=str(message.get("id")), day=day_of(message), opened=opened, message=text, languages=codes
+                text=part,
+                source=str(message.get("id")),
+                day=day_of(message),
+                opened=opened,
+                message=text,
+                languages=codes,
             )
         )
     return _Read(kept, someone_else_bought)
@@ -260,18 +268,40 @@ def _action_facts(action: dict, *, someone_else: bool) -> list[Fact | Update]:
     source = [str(action.get("id"))]
     day = day_of(action)
     text = f"{label} on {day}." if day else f"{label}."
-    facts: list[Fact | Update] = [Fact(key=line_key(text) or f"action:{label.lower()}", text=sentence_case(text), sources=source)]
-    if match := re.search(r"\b(?:upgraded|downgraded|switched|moved|changed)\s+to\s+(?:the\s+)?([\w\-]+)\s+plan\b", label, re.I):
+    facts: list[Fact | Update] = [
+        Fact(key=line_key(text) or f"action:{label.lower()}", text=sentence_case(text), sources=source)
+    ]
+    if match := re.search(
+        r"\b(?:upgraded|downgraded|switched|moved|changed)\s+to\s+(?:the\s+)?([\w\-]+)\s+plan\b", label, re.I
+    ):
         facts.append(Fact(key="plan", text=f"Is on the {plan_name(match.group(1))} plan.", sources=source))
     return facts
 
 
 _PAST = {
-    "renew": "Renewed", "buy": "Bought", "purchase": "Purchased", "book": "Booked", "cancel": "Cancelled",
-    "upgrade": "Upgraded", "downgrade": "Downgraded", "order": "Ordered", "subscribe": "Subscribed to",
-    "pay": "Paid", "refund": "Refunded", "schedule": "Scheduled", "reschedule": "Rescheduled",
-    "change": "Changed", "update": "Updated", "add": "Added", "remove": "Removed", "create": "Created",
-    "reset": "Reset", "switch": "Switched", "enable": "Enabled", "disable": "Disabled", "reserve": "Reserved",
+    "renew": "Renewed",
+    "buy": "Bought",
+    "purchase": "Purchased",
+    "book": "Booked",
+    "cancel": "Cancelled",
+    "upgrade": "Upgraded",
+    "downgrade": "Downgraded",
+    "order": "Ordered",
+    "subscribe": "Subscribed to",
+    "pay": "Paid",
+    "refund": "Refunded",
+    "schedule": "Scheduled",
+    "reschedule": "Rescheduled",
+    "change": "Changed",
+    "update": "Updated",
+    "add": "Added",
+    "remove": "Removed",
+    "create": "Created",
+    "reset": "Reset",
+    "switch": "Switched",
+    "enable": "Enabled",
+    "disable": "Disabled",
+    "reserve": "Reserved",
 }
 
 
@@ -312,10 +342,15 @@ def memory_operations(payload: dict) -> dict:
     opened = policy.categories_opened_by(team)
     left_out = kinds_left_out(team)
     memory = _Memory(
-        list(payload.get("lines") or []), opened=opened, left_out=left_out, offered=policy.sources_from_payload({
-            "messages": [m for m in payload.get("messages") or [] if isinstance(m, dict) and "id" in m],
-            "actions": [a for a in payload.get("actions") or [] if isinstance(a, dict) and "id" in a],
-        })
+        list(payload.get("lines") or []),
+        opened=opened,
+        left_out=left_out,
+        offered=policy.sources_from_payload(
+            {
+                "messages": [m for m in payload.get("messages") or [] if isinstance(m, dict) and "id" in m],
+                "actions": [a for a in payload.get("actions") or [] if isinstance(a, dict) and "id" in a],
+            }
+        ),
     )
 
     if payload.get("mode") == "review":
@@ -341,8 +376,10 @@ def memory_operations(payload: dict) -> dict:
             for fact in _action_facts(item, someone_else=someone_else):
                 if isinstance(fact, Fact) and fact.key.startswith("action:") and _confirms_said_once(memory, fact):
                     continue
-                if isinstance(fact, Fact) and fact.key == "plan" and not any(
-                    line.text and line_key(line.text) == "plan" for line in memory.lines
+                if (
+                    isinstance(fact, Fact)
+                    and fact.key == "plan"
+                    and not any(line.text and line_key(line.text) == "plan" for line in memory.lines)
                 ):
                     continue  # the dated action line says it; a plan line only replaces an older one
                 memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)

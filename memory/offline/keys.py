@@ -14,23 +14,53 @@ from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
 _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("change", re.compile(r"\(said once|^(?:Might|Plans to|Will)\s", re.I)),
     ("contact", re.compile(rf"^Prefers\s+(?:not\s+to\s+(?:get|be)|to\s+be\s+(?:reached|contacted)|{CHANNEL}\b)", re.I)),
-    ("language", re.compile(rf"^Prefers\s+(?:to\s+(?:chat|talk|write|be\s+answered)\s+in|(?:replies|answers)\s+in)\s+{LANGUAGE}\b|^Speaks\s", re.I)),
-    ("style", re.compile(r"^Prefers\s+(?:short|brief|concise|detailed|step-by-step|longer|answers\s+in\s+bullet)", re.I)),
-    ("office", re.compile(r"^Works\s+(?:from|at|out\s+of|in)\s+(?:the\s+)?.*\boffice\b|^Works\s+(?:remotely|from\s+home)\b", re.I)),
+    (
+        "language",
+        re.compile(
+            rf"^Prefers\s+(?:to\s+(?:chat|talk|write|be\s+answered)\s+in|(?:replies|answers)\s+in)\s+{LANGUAGE}\b|^Speaks\s",
+            re.I,
+        ),
+    ),
+    (
+        "style",
+        re.compile(r"^Prefers\s+(?:short|brief|concise|detailed|step-by-step|longer|answers\s+in\s+bullet)", re.I),
+    ),
+    (
+        "office",
+        re.compile(
+            r"^Works\s+(?:from|at|out\s+of|in)\s+(?:the\s+)?.*\boffice\b|^Works\s+(?:remotely|from\s+home)\b", re.I
+        ),
+    ),
     ("location", re.compile(r"^(?:Based|Lives|Located)\s+in\b", re.I)),
     ("name", re.compile(r"^Prefers\s+to\s+be\s+called\b", re.I)),
     ("role", re.compile(r"^(?:Works\s+as\b|Leads\s+the\s+.+\s+team\b|Works\s+in\s+the\s+.+\s+team\b)", re.I)),
     ("app", re.compile(r"^Uses\s+the\s+\w+\s+app\b", re.I)),
-    ("os", re.compile(r"^Uses\s+(?:Windows|macOS|Linux|ChromeOS|Ubuntu|Android|iOS)\.?$|^Uses\s+(?:Windows|macOS)\s+\d+", re.I)),
+    (
+        "os",
+        re.compile(
+            r"^Uses\s+(?:Windows|macOS|Linux|ChromeOS|Ubuntu|Android|iOS)\.?$|^Uses\s+(?:Windows|macOS)\s+\d+", re.I
+        ),
+    ),
     ("device", re.compile(r"^Uses\s+an?\s+", re.I)),
     ("billing", re.compile(r"^Is\s+on\s+the\s+(?:annual|monthly|yearly|quarterly)\s+plan\b", re.I)),
     ("plan", re.compile(r"^Is\s+on\s+the\s+.+\s+plan\b", re.I)),
     ("integration", re.compile(rf"^Uses\s+(?P<name>{INTEGRATION})\b", re.I)),
     ("change", re.compile(r"^Wants\s+to\s+(?P<name>.+?)\.?$", re.I)),
-    ("progress", re.compile(r"^Is\s+(?:in\s+the\s+middle\s+of\s+)?(?P<name>(?:setting\s+up|working\s+on|migrating|configuring|rolling\s+out|onboarding|integrating|building|implementing|deploying|evaluating|triall?ing|piloting)\b.*|(?<=of\s).*)$", re.I)),
+    (
+        "progress",
+        re.compile(
+            r"^Is\s+(?:in\s+the\s+middle\s+of\s+)?(?P<name>(?:setting\s+up|working\s+on|migrating|configuring|rolling\s+out|onboarding|integrating|building|implementing|deploying|evaluating|triall?ing|piloting)\b.*|(?<=of\s).*)$",
+            re.I,
+        ),
+    ),
     ("action", re.compile(r"^(?P<name>.+?)\s+on\s+\d{1,2}\s+[A-Z][a-z]{2,8}\.?$")),
     ("allergy", re.compile(r"^(?:Allergic\s+to\s+(?P<name>.+?)|Has\s+an?\s+(?P<name2>.+?)\s+allergy)\.?$", re.I)),
-    ("religion", re.compile(r"^(?:Is\s+(?:Hindu|Muslim|Christian|Sikh|Jewish|Buddhist|Jain|Catholic|Atheist)|Celebrates)\b", re.I)),
+    (
+        "religion",
+        re.compile(
+            r"^(?:Is\s+(?:Hindu|Muslim|Christian|Sikh|Jewish|Buddhist|Jain|Catholic|Atheist)|Celebrates)\b", re.I
+        ),
+    ),
 )
 
 
@@ -60,10 +90,24 @@ def line_key(text: str) -> str | None:
 
 # What the team's instructions can leave out, by kind of line.
 _KIND_OF_KEY = {
-    "name": "name", "contact": "contact", "language": "language", "style": "style", "office": "office", "location": "office",
-    "role": "role", "app": "setup", "os": "setup", "device": "setup", "integration": "setup",
-    "billing": "plan", "plan": "plan", "progress": "progress", "change": "goal",
-    "action": "action", "allergy": "allergy", "religion": "religion",
+    "name": "name",
+    "contact": "contact",
+    "language": "language",
+    "style": "style",
+    "office": "office",
+    "location": "office",
+    "role": "role",
+    "app": "setup",
+    "os": "setup",
+    "device": "setup",
+    "integration": "setup",
+    "billing": "plan",
+    "plan": "plan",
+    "progress": "progress",
+    "change": "goal",
+    "action": "action",
+    "allergy": "allergy",
+    "religion": "religion",
 }
 KIND_VOCABULARY: dict[str, str] = {
     "contact": r"contact\w*|channels?|how\s+(?:they|to)\s+(?:like\s+to\s+)?(?:be\s+)?(?:reach|contact)\w*|"
@@ -101,11 +145,7 @@ def kinds_left_out(instructions: str) -> frozenset[str]:
     """
     left_out: set[str] = set()
     for clause in _CLAUSE_SPLIT.split(instructions or ""):
-        named = {
-            kind: match
-            for kind, pattern in COMPILED_KIND_VOCABULARY.items()
-            if (match := pattern.search(clause))
-        }
+        named = {kind: match for kind, pattern in COMPILED_KIND_VOCABULARY.items() if (match := pattern.search(clause))}
         for kind, match in named.items():
             if _LEAVE_OUT.search(clause[: match.start()]):
                 left_out.add(kind)
@@ -126,5 +166,3 @@ def kind_of(text: str, key: str | None) -> str | None:
 
 def kind_of_line(text: str) -> str | None:
     return kind_of(text, line_key(text))
-
-

@@ -101,6 +101,7 @@ def rule(kind: str, *, reads_negation: bool = False) -> Callable[[Rule], Rule]:
     ``reads_negation``: a rule that would otherwise read "I'm not on the Pro plan" as "Is on the Pro
     plan." is never asked.
     """
+
     def register(function: Rule) -> Rule:
         RULES.append((kind, function))
         if reads_negation:
@@ -162,21 +163,55 @@ _BEST_WAY = re.compile(
     rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|for\s+(?:updates|everything|that)\b))",
     re.I,
 )
-_CHANGED_WISH = re.compile(r"\b(?:now|actually|these\s+days|from\s+now\s+on|changed|switch\w*|any\s*more|instead\s+of\s+email|scratch\s+that)\b", re.I)
+_CHANGED_WISH = re.compile(
+    r"\b(?:now|actually|these\s+days|from\s+now\s+on|changed|switch\w*|any\s*more|instead\s+of\s+email|scratch\s+that)\b",
+    re.I,
+)
 _BARE_CHANNEL = re.compile(rf"^\s*(?:by\s+|via\s+)?(?P<b>{CHANNEL})\s*(?:only|please|pls|instead|then)?\s*$", re.I)
 _VERB_ME = re.compile(
     rf"\b(?P<cue>(?:please\s+|pls\s+|plz\s+|kindly\s+)?(?:only\s+|just\s+|honestly\s+)*)"
     rf"(?:(?P<v>{CHANNEL_VERB})\s+(?:me|us)|(?:drop|shoot|send|give)\s+(?:me|us)\s+(?:an?\s+)?(?P<n>email|e-mail|mail|line|text|call|ring|whatsapp|message))\b(?P<rest>.*)$",
     re.I,
 )
-_ONE_OFF_OBJECT = re.compile(r"^\s*(?:the|a|an|my|our|this|that|it|those|these|some|details|back|when|about|once|today|tomorrow|tonight|later|in\s+an?\s+hour)\b", re.I)
-_PERSISTENT = re.compile(r"\b(?:instead|from\s+now\s+on|in\s+(?:the\s+)?future|going\s+forward|next\s+time|always|only|rather|prefer|just|honestly)\b", re.I)
-_VERB_CHANNEL = {"email": "email", "e-mail": "email", "mail": "email", "line": "email", "call": "phone", "phone": "phone", "ring": "phone",
-                 "text": "SMS", "sms": "SMS", "whatsapp": "WhatsApp", "message": "chat", "inbox": "email",
-                 "calling": "phone", "ringing": "phone", "phoning": "phone", "called": "phone", "rung": "phone", "phoned": "phone",
-                 "texting": "SMS", "texted": "SMS", "emailing": "email", "e-mailing": "email", "emailed": "email",
-                 "messaging": "chat", "messaged": "chat", "whatsapping": "WhatsApp"}
-_CALL_ME_NAME = re.compile(r"\b(?:please\s+|pls\s+)?call\s+me\s+(?P<name>(?-i:[A-Z][a-z]{1,20}))\b(?:,?\s+not\s+(?-i:[A-Z][a-z]+))?", re.I)
+_ONE_OFF_OBJECT = re.compile(
+    r"^\s*(?:the|a|an|my|our|this|that|it|those|these|some|details|back|when|about|once|today|tomorrow|tonight|later|in\s+an?\s+hour)\b",
+    re.I,
+)
+_PERSISTENT = re.compile(
+    r"\b(?:instead|from\s+now\s+on|in\s+(?:the\s+)?future|going\s+forward|next\s+time|always|only|rather|prefer|just|honestly)\b",
+    re.I,
+)
+_VERB_CHANNEL = {
+    "email": "email",
+    "e-mail": "email",
+    "mail": "email",
+    "line": "email",
+    "call": "phone",
+    "phone": "phone",
+    "ring": "phone",
+    "text": "SMS",
+    "sms": "SMS",
+    "whatsapp": "WhatsApp",
+    "message": "chat",
+    "inbox": "email",
+    "calling": "phone",
+    "ringing": "phone",
+    "phoning": "phone",
+    "called": "phone",
+    "rung": "phone",
+    "phoned": "phone",
+    "texting": "SMS",
+    "texted": "SMS",
+    "emailing": "email",
+    "e-mailing": "email",
+    "emailed": "email",
+    "messaging": "chat",
+    "messaged": "chat",
+    "whatsapping": "WhatsApp",
+}
+_CALL_ME_NAME = re.compile(
+    r"\b(?:please\s+|pls\s+)?call\s+me\s+(?P<name>(?-i:[A-Z][a-z]{1,20}))\b(?:,?\s+not\s+(?-i:[A-Z][a-z]+))?", re.I
+)
 
 
 def _channel(word: str) -> str:
@@ -195,7 +230,7 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
     text = sentence.text
     if name := _CALL_ME_NAME.search(text):
         yield _fact("name", f"Prefers to be called {name.group('name')}.", sentence)
-        text = text[: name.start()] + text[name.end():]
+        text = text[: name.start()] + text[name.end() :]
     avoided_spans = []
     for match in _AVOID.finditer(text):
         if NEGATED.search(text[: match.start()]) and not re.search(r",|\bbut\b", text[: match.start()]):
@@ -209,12 +244,16 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         start = match.start(group)
         if any(a <= start < b for a, b in avoided_spans):
             return False
-        return not NEGATED.search(text[: match.start()]) or bool(re.search(r",|\bbut\b|\binstead\b|\brather\b", text[: match.start()], re.I))
+        return not NEGATED.search(text[: match.start()]) or bool(
+            re.search(r",|\bbut\b|\binstead\b|\brather\b", text[: match.start()], re.I)
+        )
 
     fresh = bool(_CHANGED_WISH.search(sentence.message or text))
     for pattern in (_PREFER, _REACH_ME, _BEST_WAY):
         for match in pattern.finditer(text):
-            group = next(name for name in ("p", "a", "c", "o", "w", "q", "u") if name in pattern.groupindex and match.group(name))
+            group = next(
+                name for name in ("p", "a", "c", "o", "w", "q", "u") if name in pattern.groupindex and match.group(name)
+            )
             if wanted(match, group):
                 yield Hint("prefer", _channel(match.group(group)), sentence.source, fresh)
     if (match := _BARE_CHANNEL.search(text)) and wanted(match, "b"):
@@ -224,7 +263,9 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         if not wanted(match, group):
             continue
         rest = match.group("rest")
-        standing = re.search(r"\b(?:instead|from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|always|rather|only)\b", rest, re.I)
+        standing = re.search(
+            r"\b(?:instead|from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|always|rather|only)\b", rest, re.I
+        )
         if _ONE_OFF_OBJECT.search(rest) and not standing:
             continue  # "email me the invoice": a one-off request
         how = "prefer" if standing or _PERSISTENT.search(match.group("cue")) else "request"
@@ -258,7 +299,10 @@ def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
     want = wanted[-1][1] if wanted else None
     if want:
         source = hints[wanted[-1][0]].source
-        if any(hint.source == source and hint.how == "prefer" and hint.channel != want and last[hint.channel][1] != "avoid" for hint in hints):
+        if any(
+            hint.source == source and hint.how == "prefer" and hint.channel != want and last[hint.channel][1] != "avoid"
+            for hint in hints
+        ):
             return None  # two different wishes in one message: say nothing rather than guess
     if want and hints[wanted[-1][0]].fresh:  # a changed wish ("WhatsApp now") starts afresh
         start = min(index for index, hint in enumerate(hints) if hint.source == source)
@@ -266,10 +310,22 @@ def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
     avoid = avoided[-1][1] if avoided and avoided[-1][1] != want else None
     if existing and (old := _CONTACT_LINE.match(existing)):
         old_want = old.group("want") or old.group("want2")
-        if want is None and avoid and old_want and old_want.lower() != avoid.lower() and last.get(old_want, (0, ""))[1] != "avoid":
+        if (
+            want is None
+            and avoid
+            and old_want
+            and old_want.lower() != avoid.lower()
+            and last.get(old_want, (0, ""))[1] != "avoid"
+        ):
             want = old_want
         old_avoid = old.group("avoid") or old.group("avoid2") or old.group("phone")
-        if avoid is None and want and old_avoid and old_avoid.lower() != want.lower() and not hints[wanted[-1][0]].fresh:
+        if (
+            avoid is None
+            and want
+            and old_avoid
+            and old_avoid.lower() != want.lower()
+            and not hints[wanted[-1][0]].fresh
+        ):
             avoid = old_avoid  # "don't call me", then another day "email me instead"
         if want is None and avoid and old_want and old_want.lower() == avoid.lower():
             return None  # "I no longer use WhatsApp": the line that wanted it goes, nothing replaces it
@@ -289,13 +345,21 @@ def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
 
 
 _LANGUAGE_PATTERNS = (
-    re.compile(rf"\b(?:chat|talk|speak|repl(?:y|ies|ied)|respon|answer|writ|message|communicat)\w*\s+(?:to\s+me\s+|with\s+me\s+|me\s+)?in\s+(?P<lang>{LANGUAGE})\b", re.I),
-    re.compile(rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+)?(?:prefer|rather\s+use|rather\s+have)\s+(?:to\s+\w+\s+in\s+)?(?P<lang>{LANGUAGE})\b", re.I),
+    re.compile(
+        rf"\b(?:chat|talk|speak|repl(?:y|ies|ied)|respon|answer|writ|message|communicat)\w*\s+(?:to\s+me\s+|with\s+me\s+|me\s+)?in\s+(?P<lang>{LANGUAGE})\b",
+        re.I,
+    ),
+    re.compile(
+        rf"\b(?:i|we)(?:'d|\s+would)?\s+(?:much\s+|really\s+)?(?:prefer|rather\s+use|rather\s+have)\s+(?:to\s+\w+\s+in\s+)?(?P<lang>{LANGUAGE})\b",
+        re.I,
+    ),
     re.compile(rf"\b(?:my|our)\s+(?:preferred\s+|first\s+|main\s+)?language\s+is\s+(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?:i'?m|i\s+am)\s+(?:more\s+)?comfortable\s+(?:in|with)\s+(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?P<lang>{LANGUAGE})\s+(?:please|is\s+(?:better|easier)\s+for\s+me)\b", re.I),
 )
-_ONE_OFF = re.compile(r"\b(?:just|only)\s+(?:this|for\s+this|today|now|once)\b|\bthis\s+(?:once|time)\b|\bfor\s+now\b|\btranslate\b", re.I)
+_ONE_OFF = re.compile(
+    r"\b(?:just|only)\s+(?:this|for\s+this|today|now|once)\b|\bthis\s+(?:once|time)\b|\bfor\s+now\b|\btranslate\b", re.I
+)
 
 
 @rule("language")
@@ -311,9 +375,18 @@ def language_preference(sentence: Sentence) -> Iterator[Fact]:
 
 
 _STYLE_WORDS = {
-    "short": "short", "brief": "short", "concise": "short", "quick": "short", "shorter": "short",
-    "detailed": "detailed", "longer": "detailed", "long": "detailed", "thorough": "detailed", "in-depth": "detailed",
-    "step-by-step": "step-by-step", "step by step": "step-by-step",
+    "short": "short",
+    "brief": "short",
+    "concise": "short",
+    "quick": "short",
+    "shorter": "short",
+    "detailed": "detailed",
+    "longer": "detailed",
+    "long": "detailed",
+    "thorough": "detailed",
+    "in-depth": "detailed",
+    "step-by-step": "step-by-step",
+    "step by step": "step-by-step",
 }
 _STYLE = re.compile(
     r"\b(?P<w>short|brief|concise|quick|shorter|detailed|longer|long|thorough|in-depth|step-by-step|step\s+by\s+step)\s+"
@@ -325,9 +398,11 @@ _STYLE = re.compile(
 
 @rule("style")
 def answer_style(sentence: Sentence) -> Iterator[Fact]:
-    """ "I prefer short answers" -> "Prefers short answers." (only when said as a standing preference) """
+    """ "I prefer short answers" -> "Prefers short answers." (only when said as a standing preference)"""
     text = sentence.text
-    if not _PERSISTENT.search(text) and not re.search(r"\b(?:i|we)\s+(?:like|want|need)\b|\bin\s+general\b|\bgenerally\b", text, re.I):
+    if not _PERSISTENT.search(text) and not re.search(
+        r"\b(?:i|we)\s+(?:like|want|need)\b|\bin\s+general\b|\bgenerally\b", text, re.I
+    ):
         return
     if _ONE_OFF.search(text):
         return
@@ -344,6 +419,7 @@ def answer_style(sentence: Sentence) -> Iterator[Fact]:
 
 def _place_group(name: str) -> str:
     return rf"(?P<{name}>[A-Za-z][\w\-]*(?:\s+(?!office\b)[A-Za-z][\w\-]*){{0,2}})"
+
 
 _OFFICE = re.compile(
     rf"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:now\s+|mostly\s+|usually\s+|mainly\s+)?(?:work(?:ing)?\s+(?:from|at|in|out\s+of)|based\s+(?:at|in|out\s+of)|sit(?:ting)?\s+in|in)\s+(?:the|our|my)\s+{_place_group('place1')}\s+office\b|"
@@ -416,7 +492,7 @@ _GENERIC_SUFFIX = re.compile(r"\s+(?:office|plan|app|team|tier)$", re.I)
 
 @rule("update")
 def moved(sentence: Sentence) -> Iterator[Fact | Update]:
-    """ "I moved from Pune to Mumbai" -> the line that says Pune now says Mumbai (or "Based in Mumbai.") """
+    """ "I moved from Pune to Mumbai" -> the line that says Pune now says Mumbai (or "Based in Mumbai.")"""
     if sentence.tentative:
         return
     if match := _MOVED_FROM_TO.search(sentence.text):
@@ -449,7 +525,9 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
         if match.group("office"):
             yield _fact("office", f"Works from the {place} office.", sentence)
         else:
-            yield Update(old="", new=None, sources=[sentence.source], fallback=_fact("location", f"Based in {place}.", sentence))
+            yield Update(
+                old="", new=None, sources=[sentence.source], fallback=_fact("location", f"Based in {place}.", sentence)
+            )
 
 
 _ROLE = re.compile(
@@ -487,10 +565,27 @@ _OS = re.compile(
     r"\b(?:i|we)\s+(?:use|run)\s+(?P<os2>windows(?:\s+\d+)?|macos|linux|ubuntu|chromeos)\b",
     re.I,
 )
-_APP_NAMES = {"android": "Android", "ios": "iOS", "iphone": "iPhone", "web": "web", "desktop": "desktop",
-              "mobile": "mobile", "windows": "Windows", "mac": "Mac"}
-_OS_NAMES = {"windows": "Windows", "macos": "macOS", "mac os": "macOS", "macos ": "macOS", "linux": "Linux",
-             "ubuntu": "Ubuntu", "chromeos": "ChromeOS", "android": "Android", "ios": "iOS"}
+_APP_NAMES = {
+    "android": "Android",
+    "ios": "iOS",
+    "iphone": "iPhone",
+    "web": "web",
+    "desktop": "desktop",
+    "mobile": "mobile",
+    "windows": "Windows",
+    "mac": "Mac",
+}
+_OS_NAMES = {
+    "windows": "Windows",
+    "macos": "macOS",
+    "mac os": "macOS",
+    "macos ": "macOS",
+    "linux": "Linux",
+    "ubuntu": "Ubuntu",
+    "chromeos": "ChromeOS",
+    "android": "Android",
+    "ios": "iOS",
+}
 
 
 def _app_name(word: str) -> str:
@@ -499,7 +594,11 @@ def _app_name(word: str) -> str:
 
 def plan_name(word: str) -> str:
     word = word.strip()
-    return word.lower() if word.lower() in {"annual", "monthly", "yearly", "quarterly", "free"} else word[:1].upper() + word[1:]
+    return (
+        word.lower()
+        if word.lower() in {"annual", "monthly", "yearly", "quarterly", "free"}
+        else word[:1].upper() + word[1:]
+    )
 
 
 def _integration_name(word: str) -> str | None:
@@ -526,7 +625,7 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
     if match := _OS.search(text):
         raw = (match.group("os") or match.group("os2")).lower()
         base = re.sub(r"\s*\d+$", "", raw)
-        version = raw[len(base):]
+        version = raw[len(base) :]
         yield _fact("os", f"Uses {_OS_NAMES.get(base, base.title())}{version}.", sentence)
     for match in re.finditer(
         rf"\b(?:i|we)(?:'re|\s+are|'m|\s+am)?\s+(?:also\s+|mostly\s+|mainly\s+|now\s+|already\s+)?(?:use|using|run\s+on|running\s+on|run|running|rely\s+on|work\s+in|work\s+with|integrated\s+with|connected|on)\s+"
@@ -536,7 +635,9 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
     ):
         for tool in re.findall(INTEGRATION, match.group("tools") or match.group("tools2"), re.I):
             name = _integration_name(tool) or tool
-            if re.search(rf"\b(?:from|leave|leaving|away\s+from|replace|replacing|off)\s+{re.escape(tool)}\b", text, re.I):
+            if re.search(
+                rf"\b(?:from|leave|leaving|away\s+from|replace|replacing|off)\s+{re.escape(tool)}\b", text, re.I
+            ):
                 continue
             yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
 
@@ -569,8 +670,13 @@ _CHANGE = re.compile(
     rf"(?=\s*(?:$|[,.;!?]|\s(?:next|soon|this|in|by|later|because|since|after|before|when|once|if|and|but|or|from|at\s+some|eventually)\b))",
     re.I,
 )
-_VERB_BASE = {"moving": "move", "switching": "switch", "upgrading": "upgrade", "downgrading": "downgrade",
-              "changing": "change"}
+_VERB_BASE = {
+    "moving": "move",
+    "switching": "switch",
+    "upgrading": "upgrade",
+    "downgrading": "downgrade",
+    "changing": "change",
+}
 # What a planned change may be about: a plan, an office, an app, a tool, a channel, or a proper name.
 _CHANGE_OBJECT = re.compile(
     rf"\b(?:plan|tier|subscription|office|app|edition|version|billing|seats?)$|^(?:the\s+|an?\s+)?(?:{INTEGRATION}|{CHANNEL})$",
@@ -646,12 +752,14 @@ _DONE = re.compile(
 
 @rule("progress")
 def in_the_middle_of(sentence: Sentence) -> Iterator[Fact | Update]:
-    """ "we're setting up SSO for our team" -> "Is setting up SSO for their team."; "we finished" removes it. """
+    """ "we're setting up SSO for our team" -> "Is setting up SSO for their team."; "we finished" removes it."""
     if sentence.tentative:
         return
     if match := _DONE.search(sentence.text):
         what = match.group("what") or match.group("what2")
-        yield Update(old=what, new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"progress", "goal"}))
+        yield Update(
+            old=what, new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"progress", "goal"})
+        )
         return
     match = _PROGRESS.search(sentence.text)
     if not match:
@@ -694,7 +802,7 @@ _DROPPED = re.compile(
 
 @rule("update", reads_negation=True)
 def no_longer(sentence: Sentence) -> Iterator[Update]:
-    """ "I no longer use WhatsApp" -> lines that mention WhatsApp are removed. """
+    """ "I no longer use WhatsApp" -> lines that mention WhatsApp are removed."""
     for match in _NO_LONGER.finditer(sentence.text):
         what = match.group("what") or match.group("what2") or match.group("what3")
         if re.search(r"\b(?:no\s+longer|any\s*more|stopped)\b", match.group(0), re.I) or re.search(
@@ -706,9 +814,17 @@ def no_longer(sentence: Sentence) -> Iterator[Update]:
     ):
         yield Update(old=match.group("role"), new=None, sources=[sentence.source], kinds=frozenset({"role"}))
     if _NOT_REMOTE.search(sentence.text) and re.search(r"\bno\s+longer\b|\bany\s*more\b", sentence.text, re.I):
-        yield Update(old="remotely home", new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"office"}))
+        yield Update(
+            old="remotely home", new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"office"})
+        )
     if match := _DROPPED.search(sentence.text):
-        yield Update(old=match.group("what"), new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"goal", "progress"}))
+        yield Update(
+            old=match.group("what"),
+            new=None,
+            sources=[sentence.source],
+            any_word=True,
+            kinds=frozenset({"goal", "progress"}),
+        )
 
 
 _ALLERGY = re.compile(
@@ -750,8 +866,6 @@ def religion(sentence: Sentence) -> Iterator[Fact]:
             yield _fact("religion", f"Celebrates {match.group('f').capitalize()}.", sentence)
         else:
             yield _fact("religion", f"Is {match.group('r').capitalize()}.", sentence)
-
-
 
 
 # ---------------------------------------------------------------------------------------------

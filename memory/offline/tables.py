@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from .vocabulary import (
     CHANNELS,
@@ -58,7 +58,7 @@ def _words(code: str, key: str) -> dict[str, str]:
     return {word: word for word in value} if isinstance(value, list) else dict(value)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _slots(code: str) -> dict[str, str]:
     channels = {**CHANNELS, **_words(code, "channels")}
     languages = {**LANGUAGE_NAMES, **_words(code, "languages")}
@@ -82,7 +82,7 @@ def _slots(code: str) -> dict[str, str]:
     }
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled(code: str) -> tuple[tuple[str, re.Pattern[str], dict], ...]:
     """The table's patterns, slots filled in, compiled once."""
     slots = _slots(code)
@@ -97,7 +97,7 @@ def compiled(code: str) -> tuple[tuple[str, re.Pattern[str], dict], ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _word_set(code: str, key: str) -> re.Pattern[str] | None:
     words = table(code).get(key) or []
     if not words:
@@ -105,7 +105,7 @@ def _word_set(code: str, key: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w'\u0900-\u097F])" + alternation(words) + r"(?![\w'\u0900-\u097F])", re.I)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _detector() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
     """One pattern over every table's telltale words, and which languages each word tells."""
     tells: dict[str, set[str]] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from memory.text import words
@@ -19,7 +19,7 @@ PHRASES_DIR = Path(__file__).resolve().parent / "phrases"
 LANGUAGE_CODES = ("en", "es", "fr", "de", "pt", "hi")
 
 
-@lru_cache(maxsize=None)
+@cache
 def table(code: str) -> dict:
     """One language's phrase table, as data (see phrases/en.json for the shape)."""
     with (PHRASES_DIR / f"{code}.json").open(encoding="utf-8") as handle:
@@ -34,7 +34,9 @@ def alternation(words, *, escape: bool = True) -> str:
 
 _EN = table("en")
 CHANNELS: dict[str, str] = dict(_EN["channels"])
-CHANNEL = alternation(word for word in CHANNELS if word not in {"slack", "teams", "signal", "my inbox", "inbox", "ringing", "calling"})
+CHANNEL = alternation(
+    word for word in CHANNELS if word not in {"slack", "teams", "signal", "my inbox", "inbox", "ringing", "calling"}
+)
 CHANNEL_VERB = r"(?:e-?mail|mail|call|phone|ring|text|sms|whatsapp|message)"
 
 LANGUAGE_NAMES: dict[str, str] = dict(_EN["languages"])
@@ -81,9 +83,20 @@ STOP_WORDS = frozenset(
 _GENERIC_PLACES = frozenset(_EN["generic_places"])
 
 _PRONOUNS = {
-    "i": "they", "me": "them", "my": "their", "mine": "theirs", "myself": "themselves",
-    "we": "they", "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves",
-    "i'm": "they're", "we're": "they're", "i've": "they've", "we've": "they've",
+    "i": "they",
+    "me": "them",
+    "my": "their",
+    "mine": "theirs",
+    "myself": "themselves",
+    "we": "they",
+    "us": "them",
+    "our": "their",
+    "ours": "theirs",
+    "ourselves": "themselves",
+    "i'm": "they're",
+    "we're": "they're",
+    "i've": "they've",
+    "we've": "they've",
 }
 _CUT = re.compile(
     r"\s*(?:[,;:(]|\s-\s|\b(?:because|since|so\s+that|so|but|as|cause|cuz|though|although|if|when|while|"
@@ -94,10 +107,13 @@ _CUT = re.compile(
 
 def _third_person(phrase: str) -> str:
     """Turn the person's own words into a line about them: "my team" -> "their team"."""
+
     def swap(match: re.Match[str]) -> str:
         return _PRONOUNS.get(match.group(0).lower(), match.group(0))
 
-    return re.sub(r"\b(?:i'm|we're|i've|we've|i|me|my|mine|myself|we|us|our|ours|ourselves)\b", swap, phrase, flags=re.I)
+    return re.sub(
+        r"\b(?:i'm|we're|i've|we've|i|me|my|mine|myself|we|us|our|ours|ourselves)\b", swap, phrase, flags=re.I
+    )
 
 
 def clean_phrase(phrase: str) -> str:
@@ -130,5 +146,3 @@ def day_of(item: dict) -> str:
     except ValueError:
         return ""
     return f"{moment.day} {moment:%b}"
-
-

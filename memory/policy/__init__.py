@@ -93,6 +93,7 @@ def category_topics(opened: frozenset[str]) -> frozenset[str]:
         topics.add("emotion")
     return frozenset(topics)
 
+
 SECRET_REASONS: dict[str, str] = {
     "password": "a password, PIN, one-time code or security answer",
     "api_key": "a key or access token",
@@ -178,8 +179,21 @@ def find_secret(text: str) -> str | None:
 # The order categories are tried in: the more specific first ("Has a girlfriend" is a relationship before
 # it is another person).
 _CHECK_ORDER = (
-    "relationships", "other_people", "small_talk", "health", "religion", "politics", "sexuality", "ethnicity",
-    "money", "job_loss", "legal", "emotional_state", "bond_with_agent", "authority", "ranking",
+    "relationships",
+    "other_people",
+    "small_talk",
+    "health",
+    "religion",
+    "politics",
+    "sexuality",
+    "ethnicity",
+    "money",
+    "job_loss",
+    "legal",
+    "emotional_state",
+    "bond_with_agent",
+    "authority",
+    "ranking",
 )
 assert set(_CHECK_ORDER) == set(CATEGORIES)
 
@@ -236,9 +250,7 @@ _OPENING_VOCABULARY: dict[str, str] = {
     "authority": r"access\s+levels?|admin\s+status|permissions?|authority",
     "ranking": r"rankings?|favou?rite\s+products?|product\s+opinions",
 }
-_COMPILED_OPENING = {
-    code: re.compile(rf"\b(?:{pattern})\b", re.I) for code, pattern in _OPENING_VOCABULARY.items()
-}
+_COMPILED_OPENING = {code: re.compile(rf"\b(?:{pattern})\b", re.I) for code, pattern in _OPENING_VOCABULARY.items()}
 
 
 def _clauses(instructions: str) -> Iterable[str]:
@@ -315,9 +327,7 @@ def decision_uses_in(instructions: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def line_refusal(
-    line: str, *, opened: frozenset[str] = frozenset(), check_categories: bool = True
-) -> str | None:
+def line_refusal(line: str, *, opened: frozenset[str] = frozenset(), check_categories: bool = True) -> str | None:
     """The reason a single line may not be kept, or ``None`` when it may.
 
     In order: ``"too_long"`` (more than ``MAX_LINE_CHARS`` characters once stripped), a
@@ -361,8 +371,7 @@ def check_memory_text(text: str) -> list[str]:
     if len(lines) > MAX_LINES:
         raise MemoryRefused(
             "too_many_lines",
-            f"A memory holds at most {MAX_LINES} lines, and this one has {len(lines)}. "
-            "Shorten it and try again.",
+            f"A memory holds at most {MAX_LINES} lines, and this one has {len(lines)}. Shorten it and try again.",
         )
     for number, line in enumerate(lines, start=1):
         reason = line_refusal(line, check_categories=False)

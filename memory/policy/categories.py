@@ -6,6 +6,7 @@ structure a word list cannot say (``Is Korean-American``, ``Goes to mass every S
 ``Tom picks up their parcels``). Both come from ``memory/vocabulary``; the team's instructions open a
 category by name (``categories_opened_by``), and only that category opens.
 """
+
 from __future__ import annotations
 
 import re

@@ -15,6 +15,7 @@ The words come from ``memory/vocabulary/*.toml`` (every supported language); the
 * vendor keys and tokens (``keys.toml``), then detect-secrets for what is left, only on lines holding a run
   of 16+ key characters.
 """
+
 from __future__ import annotations
 
 import re
@@ -177,7 +178,9 @@ def _value_then_word(folded: str) -> bool:
         value = _clean(match.group("value"))
         if value in _LINKS or value in _POSSESSIVES or value in _VALUE_STOP or value in _COMMON_SUBJECTS:
             continue
-        words = folded[match.start("value") : match.start("strong") if match.group("strong") else match.start("weak")].split()
+        words = folded[
+            match.start("value") : match.start("strong") if match.group("strong") else match.start("weak")
+        ].split()
         has_link = any(_clean(w) in _LINKS for w in words[1:])
         trailing = _clean((match.group("after") or "").strip()) in _TRAILING
         if not (has_link or trailing):

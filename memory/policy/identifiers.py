@@ -7,6 +7,7 @@ country is refused with a bad checksum too. The id table (shapes, checksums, con
 country's language) is data: ``memory/vocabulary/ids.toml``. Every check reads the normalised views of
 ``memory.text``, so separators, other scripts' digits and digits written as words do not hide a number.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -115,7 +116,8 @@ def _compile(entry: dict) -> IdRule:
         min_digits=int(entry.get("min_digits", 0)),
         min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
         not_after=re.compile(rf"{WORD_START}(?:{word_alternation(entry['not_after'])})\W{{0,12}}$")
-        if entry.get("not_after") else None,
+        if entry.get("not_after")
+        else None,
     )
 
 
@@ -138,6 +140,8 @@ _NOT_DIGIT = re.compile(r"\D+")
 
 def _long_runs(text: str):
     return (m for m in _DIGIT_RUN.finditer(text) if 13 <= len(m.group(0)) <= 19)
+
+
 _OVERLONG_RUN = re.compile(r"\d{20,}")
 _PHONE_WORDS = re.compile(
     rf"{WORD_START}(?:phone|mobile|cell|call|ring|whatsapp|telegram|signal|sms|text|tel|landline|contact|reach|"
@@ -187,7 +191,11 @@ def card_in(v: View) -> bool:
     for match in _long_runs(v.digits):
         digits = match.group(0)
         before = v.digits[max(0, match.start() - 30) : match.start()]
-        if not card_words and len(digits) <= 15 and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before))):
+        if (
+            not card_words
+            and len(digits) <= 15
+            and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)))
+        ):
             continue
         if not card_words and _IMEI_WORD.search(before):
             continue  # an IMEI: reported by its own rule
@@ -222,7 +230,9 @@ _DOB = re.compile(
     rf"geburtsdatum|geboren\s+am|geboren|data\s+de\s+nascimento|nascido\s+em|nascida\s+em|janm\s+tithi|"
     rf"जन्म\s+तिथि|जन्मतिथि|जन्म){WORD_END}\s*(?:is|was|:|-|on|el|le|am|em)?\s*{_DATE}"
 )
-_AGE = re.compile(rf"{WORD_START}(?:is|aged?|turned|turns)\s+\d{{1,3}}\s*(?:years?\s+old|yrs?\s+old|yo)?{WORD_END}(?!\s*(?:seats|users|agents|licen[cs]es|stores|locations|people|staff|employees|orders|days|minutes|hours|%))")
+_AGE = re.compile(
+    rf"{WORD_START}(?:is|aged?|turned|turns)\s+\d{{1,3}}\s*(?:years?\s+old|yrs?\s+old|yo)?{WORD_END}(?!\s*(?:seats|users|agents|licen[cs]es|stores|locations|people|staff|employees|orders|days|minutes|hours|%))"
+)
 _STREET = (
     r"street|st|road|rd|avenue|ave|lane|ln|drive|dr|boulevard|blvd|way|court|ct|close|crescent|terrace|place|pl|"
     r"square|sq|highway|hwy|parkway|marg|nagar|colony|sector|calle|avenida|avda|paseo|plaza|rue|boulevard|chemin|"
@@ -249,9 +259,23 @@ _DOB_WORDS = frozenset(
     "born dob birth birthdate birthday nacimiento nacio nacido nacida naissance ne nee geburtsdatum geboren "
     "nascimento nascido nascida janm जन्म जन्मतिथि d o b".split()
 )
-_STREETISH = frozenset(_STREET.replace("\\.", "").split("|")) | {
-    "flat", "apt", "apartment", "unit", "house", "no", "plot", "door", "piso", "etage", "andar",
-} | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
+_STREETISH = (
+    frozenset(_STREET.replace("\\.", "").split("|"))
+    | {
+        "flat",
+        "apt",
+        "apartment",
+        "unit",
+        "house",
+        "no",
+        "plot",
+        "door",
+        "piso",
+        "etage",
+        "andar",
+    }
+    | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
+)
 
 
 def personal_identifier_in(v: View) -> bool:
@@ -299,7 +323,9 @@ def id_in(v: View) -> tuple[str, str] | None:
             for match in rule.shape.finditer(text):
                 if has_context:
                     return rule.reason, rule.kind
-                if rule.not_after is not None and rule.not_after.search(fold(text[max(0, match.start() - 30) : match.start()])):
+                if rule.not_after is not None and rule.not_after.search(
+                    fold(text[max(0, match.start() - 30) : match.start()])
+                ):
                     continue  # a tracking or order number in the same grouping
                 if rule.alone == "shape":
                     return rule.reason, rule.kind

@@ -13,6 +13,7 @@ The writer hands each added or replaced line with the sources it cites, as the m
   English form ("español" -> Spanish, "पुणे" -> Pune, "zap" -> WhatsApp), from the phrase tables the
   offline writer reads (memory/offline/phrases/*.json: languages, places, plans, channels).
 """
+
 from __future__ import annotations
 
 import functools
@@ -76,7 +77,11 @@ def _with_english_names(said_lower: str) -> str:
 def _name_matchers() -> tuple[tuple[str, str, re.Pattern | None], ...]:
     """Each translated name with its whole-word pattern (one-word Latin-script names only)."""
     return tuple(
-        (local, english, re.compile(rf"(?<![\w]){re.escape(local)}(?![\w])") if local.isascii() and " " not in local else None)
+        (
+            local,
+            english,
+            re.compile(rf"(?<![\w]){re.escape(local)}(?![\w])") if local.isascii() and " " not in local else None,
+        )
         for local, english in _english_names()
     )
 
@@ -103,9 +108,7 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
             return "failed_action"
     elif action_line and _DAY.search(line):
         return "failed_action"  # reads like a dated action, and cites none
-    said = " \n ".join(
-        " ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources
-    )
+    said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
     said_view = view(said)
     said_lower = _with_english_names(said_view.plain.casefold() + " " + said.casefold())
     rest = _without_days(line, days)

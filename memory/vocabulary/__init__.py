@@ -14,6 +14,7 @@ a trailing ``*`` matches any ending; a space matches spaces or hyphens. ``patter
 matched case-insensitively on the plain view (the surface with Latin accents off, case kept). Adding a
 language is adding a file: nothing in code names one.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,8 +30,16 @@ from .simple import first_prefixes, split_pattern
 HERE = Path(__file__).resolve().parent
 LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")
 CREDENTIAL_LISTS = (
-    "strong", "weak", "links", "soft_links", "possessives", "value_stop", "not_secret_before", "trailing_links",
-    "security_questions", "login",
+    "strong",
+    "weak",
+    "links",
+    "soft_links",
+    "possessives",
+    "value_stop",
+    "not_secret_before",
+    "trailing_links",
+    "security_questions",
+    "login",
 )
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _TOKENS = re.compile(r"[\w\u0900-\u097F]+")

@@ -7,6 +7,7 @@ optional characters, ``(?:a|b)`` groups and a final ``\\w*`` into the words it m
 as a (smaller) pattern. What a line is refused for does not change: the words are matched whole on the
 folded view, as the regex matched them on the plain one.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -161,7 +162,7 @@ def _first_prefixes(alternative: str) -> set[str] | None:
         words = {word.replace("-", " ").split()[0] if word.strip() else "" for word in expanded}
         return None if "" in words else {w.lower() for w in words}
     prefix = ""
-    for i, c in enumerate(alt):
+    for c in alt:
         if c.isalpha() or c == "'":
             prefix += c
             continue

@@ -2,6 +2,7 @@
 the keys' answers also over real HTTP against the live server.
 
 Memory endpoints are in tests/memory/test_api.py; the tenant matrix in tests/agents/test_api_isolation.py."""
+
 import pytest
 
 from agents import services
@@ -30,7 +31,16 @@ def test_agent_get_answers_every_memory_setting_and_the_notice(api, agent):
     body = answer.body
     assert body["id"] == agent.public_id and body["name"] == "Support" and body["version"] == 1
     settings = body["memorySettings"]
-    assert set(settings) == {"on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl", "notice"}
+    assert set(settings) == {
+        "on",
+        "instructions",
+        "keepForDays",
+        "quietMinutes",
+        "showSwitch",
+        "askFirst",
+        "privacyUrl",
+        "notice",
+    }
     assert settings["on"] is True and settings["quietMinutes"] == 15 and settings["keepForDays"] == 90
     # R27: says it is an AI that remembers, the team can see and change it, how long, and the phrase.
     notice = settings["notice"]
@@ -112,7 +122,11 @@ def test_agent_update_refuses_bad_fields_naming_them_and_publishes_nothing(api, 
 
 def test_agent_update_refuses_what_the_configuration_rules_refuse(api, agent):
     answer = api.patch(f"/agents/{agent.public_id}", {"memorySettings": {"privacyUrl": "ftp://acme.test/p"}})
-    assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "invalid_config", "memorySettings.privacyUrl")
+    assert (answer.status, answer.code, answer.body["error"]["field"]) == (
+        400,
+        "invalid_config",
+        "memorySettings.privacyUrl",
+    )
     answer = api.patch(f"/agents/{agent.public_id}", {"actions": [{"name": "Renew Plan"}]})
     assert (answer.status, answer.code) == (400, "invalid_config")
     assert AgentVersion.objects.filter(agent=agent).count() == 1
@@ -135,7 +149,10 @@ def test_delete_agent_removes_every_memory_on_it(api, agent):
     answer = api.delete(f"/agents/{agent.public_id}")
     assert answer.status == 204 and answer.body is None
     assert not Agent.objects.filter(pk=agent.pk).exists()
-    assert not Memory.objects.filter(agent_id=agent.pk).exists() and not Conversation.objects.filter(agent_id=agent.pk).exists()
+    assert (
+        not Memory.objects.filter(agent_id=agent.pk).exists()
+        and not Conversation.objects.filter(agent_id=agent.pk).exists()
+    )
     assert Memory.objects.get(agent=other).text == "Likes tea."
     assert api.get(f"/agents/{agent.public_id}").code == "agent_not_found"
 
@@ -174,7 +191,11 @@ def test_agent_start_with_memory_false_and_in_a_project(api, agent):
     off = api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya", "memory": False})
     assert (off.status, off.body["usesMemory"], off.body["memoryOffReason"]) == (201, False, "requested")
     project = api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya", "project": "prj_1"})
-    assert (project.body["usesMemory"], project.body["memoryOffReason"], project.body["project"]) == (False, "project", "prj_1")
+    assert (project.body["usesMemory"], project.body["memoryOffReason"], project.body["project"]) == (
+        False,
+        "project",
+        "prj_1",
+    )
 
 
 @pytest.mark.parametrize(
@@ -265,7 +286,10 @@ def test_record_refuses_bad_events_and_records_nothing(api, agent, body, field):
 
 
 def test_missing_agent_and_conversation_answer_404_with_their_code(api):
-    assert (api.get("/agents/agt_000000000000").status, api.get("/agents/agt_000000000000").code) == (404, "agent_not_found")
+    assert (api.get("/agents/agt_000000000000").status, api.get("/agents/agt_000000000000").code) == (
+        404,
+        "agent_not_found",
+    )
     answer = api.post("/conversations/conv_0000000000000000/messages", {"text": "Hi"})
     assert (answer.status, answer.code) == (404, "conversation_not_found")
     for path in ("/nothing/here", "/nothing%0Ahere", "/agents/a/b/c"):
@@ -339,7 +363,9 @@ def test_bodies_must_be_json(api, agent):
 
 def test_the_builder_endpoint_drafts_a_change_that_waits_for_publish(api, agent):
     pytest.importorskip("memory.builder", reason="the Builder (memory/builder.py) is another issue's and not here yet")
-    answer = api.post(f"/agents/{agent.public_id}/builder", {"message": "keep which office they work from, and ask first"})
+    answer = api.post(
+        f"/agents/{agent.public_id}/builder", {"message": "keep which office they work from, and ask first"}
+    )
     assert answer.status == 201, answer.body
     assert "ask first on" in answer.body["changes"] and isinstance(answer.body["reply"], str)
     assert answer.body["draft"]["memorySettings"]["askFirst"] is True

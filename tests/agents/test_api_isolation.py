@@ -1,5 +1,6 @@
 """Tenant isolation over every API endpoint: team B's key against team A's agent, end user and
 conversation answers 404 exactly as a missing one does, and changes nothing."""
+
 import pytest
 
 from agents import services as agent_services
@@ -49,7 +50,11 @@ MATRIX = [
     ("PATCH", "/webhooks/{webhook_id}", {"active": False}),
     ("DELETE", "/webhooks/{webhook_id}", None),
     ("POST", "/conversations/{conversation_id}/messages", {"text": "Hi, what do you remember about me?"}),
-    ("POST", "/conversations/{conversation_id}/events", {"type": "action", "name": "renew_plan", "status": "succeeded"}),
+    (
+        "POST",
+        "/conversations/{conversation_id}/events",
+        {"type": "action", "name": "renew_plan", "status": "succeeded"},
+    ),
 ]
 
 # Operations on the key's team as a whole (no other team's id in the path): team B's key sees and
@@ -62,7 +67,21 @@ TEAM_WIDE = [
     ("POST", "/webhooks", {"url": "https://example.com/hook", "events": ["memory.updated"]}),
 ]
 
-MODELS = [Agent, AgentVersion, AgentDraft, EndUser, Conversation, Message, ActionRun, Memory, MemoryRun, Consent, UsageDay, Endpoint, Delivery]
+MODELS = [
+    Agent,
+    AgentVersion,
+    AgentDraft,
+    EndUser,
+    Conversation,
+    Message,
+    ActionRun,
+    Memory,
+    MemoryRun,
+    Consent,
+    UsageDay,
+    Endpoint,
+    Delivery,
+]
 
 
 def snapshot():
@@ -92,7 +111,11 @@ def team_b_api(other_team):
 
 def fill(route, *, agent_id, conversation_id, end_user_id="u_ananya", webhook_id=MISSING_WEBHOOK, job_id=1):
     return route.format(
-        agent_id=agent_id, conversation_id=conversation_id, end_user_id=end_user_id, webhook_id=webhook_id, job_id=job_id
+        agent_id=agent_id,
+        conversation_id=conversation_id,
+        end_user_id=end_user_id,
+        webhook_id=webhook_id,
+        job_id=job_id,
     )
 
 
@@ -113,7 +136,9 @@ def test_another_teams_resource_is_not_found_and_nothing_changes(team_a_world, t
     before = snapshot()
     webhook = team_a_world["webhook"]
     theirs = team_b_api.call(
-        method, fill(route, agent_id=agent.public_id, conversation_id=conversation.public_id, webhook_id=webhook.public_id), body
+        method,
+        fill(route, agent_id=agent.public_id, conversation_id=conversation.public_id, webhook_id=webhook.public_id),
+        body,
     )
     missing = team_b_api.call(method, fill(route, agent_id=MISSING_AGENT, conversation_id=MISSING_CONVERSATION), body)
     assert theirs.status == 404, theirs.body
@@ -153,7 +178,9 @@ def test_team_wide_operations_never_show_or_touch_another_teams_rows(team_a_worl
     assert Agent.objects.filter(team=agent.team).count() == 1
     # Team B's own u_ananya goes; team A's stays.
     b_agent = Agent.objects.get(name="Globex bot")
-    assert team_b_api.put(f"/agents/{b_agent.public_id}/end-users/u_ananya/memory", {"text": "Likes tea."}).status == 200
+    assert (
+        team_b_api.put(f"/agents/{b_agent.public_id}/end-users/u_ananya/memory", {"text": "Likes tea."}).status == 200
+    )
     erased = team_b_api.delete("/end-users/u_ananya")
     assert erased.status == 200 and [a["agentId"] for a in erased.body["agents"]] == [b_agent.public_id]
     assert Memory.objects.get(agent=agent).text == "Works from the Pune office."

@@ -1,4 +1,5 @@
 """API keys: only hashes stored, revocation at once, last use recorded; operator commands."""
+
 from datetime import timedelta
 from io import StringIO
 

@@ -1,5 +1,6 @@
 """GET/POST /agents and GET /conversations/{id}: in-process (DRF's client) for the answers, one
 live-server case for the HTTP path an integrator's code takes."""
+
 from datetime import timedelta
 
 import pytest
@@ -27,7 +28,12 @@ def call(method, path, key, data=None):
 
 
 def test_create_publishes_version_1_with_the_given_config_and_lists_it_first(team, key, agent):
-    answer = call("post", "/agents", key, {"name": "Billing", "instructions": "Help with invoices.", "memorySettings": {"on": True, "quietMinutes": 30}})
+    answer = call(
+        "post",
+        "/agents",
+        key,
+        {"name": "Billing", "instructions": "Help with invoices.", "memorySettings": {"on": True, "quietMinutes": 30}},
+    )
     assert answer.status_code == 201, answer.content
     body = answer.json()
     assert body["name"] == "Billing" and body["version"] == 1 and body["instructions"] == "Help with invoices."
@@ -88,8 +94,12 @@ def test_conversation_get_has_messages_actions_and_events_oldest_first(agent, ke
     conversation = agent_services.conversation_start(agent=agent, external_id="u_ananya", memory=False)
     now = timezone.now()
     agent_services.message_record(conversation=conversation, kind="user", text="Renew my plan.", now=now)
-    agent_services.message_record(conversation=conversation, kind="tool_result", text='{"plan": "pro"}', now=now + timedelta(seconds=1))
-    agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded", now=now + timedelta(seconds=2))
+    agent_services.message_record(
+        conversation=conversation, kind="tool_result", text='{"plan": "pro"}', now=now + timedelta(seconds=1)
+    )
+    agent_services.action_run_record(
+        conversation=conversation, name="renew_plan", status="succeeded", now=now + timedelta(seconds=2)
+    )
     agent_services.message_record(conversation=conversation, kind="agent", text="Done.", now=now + timedelta(seconds=3))
     body = call("get", f"/conversations/{conversation.public_id}", key).json()
     assert body["id"] == conversation.public_id and body["endUserId"] == "u_ananya"

@@ -1,5 +1,6 @@
 """The OpenAPI schema is generated from the code and served at /api/schema/; the docs page at
 /api/docs/ is served from our own static files, with nothing from a CDN."""
+
 import json
 import re
 
@@ -107,10 +108,28 @@ def test_every_operation_documents_its_errors_with_their_codes(schema):
 def test_the_memory_read_documents_every_r21_field(schema):
     memory = schema["components"]["schemas"]["MemoryOut"]["properties"]
     assert set(memory) == {
-        "endUserId", "text", "stopped", "updatedAt", "readUpTo", "lastRun", "stoppedAt", "agreedAt", "lastChatAt", "conversations"
+        "endUserId",
+        "text",
+        "stopped",
+        "updatedAt",
+        "readUpTo",
+        "lastRun",
+        "stoppedAt",
+        "agreedAt",
+        "lastChatAt",
+        "conversations",
     }
     settings = schema["components"]["schemas"]["AgentMemorySettingsOut"]["properties"]
-    assert set(settings) == {"on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl", "notice"}
+    assert set(settings) == {
+        "on",
+        "instructions",
+        "keepForDays",
+        "quietMinutes",
+        "showSwitch",
+        "askFirst",
+        "privacyUrl",
+        "notice",
+    }
 
 
 def test_erase_documents_what_it_removed_and_an_unknown_end_user(schema):
@@ -118,7 +137,15 @@ def test_erase_documents_what_it_removed_and_an_unknown_end_user(schema):
     assert "204" not in erase["responses"]
     ok = erase["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     assert set(schema["components"]["schemas"][ok]["properties"]) == {
-        "endUserId", "memories", "lines", "memoryRuns", "conversations", "messages", "actions", "consents", "endUsers"
+        "endUserId",
+        "memories",
+        "lines",
+        "memoryRuns",
+        "conversations",
+        "messages",
+        "actions",
+        "consents",
+        "endUsers",
     }
     assert "end_user_not_found" in erase["responses"]["404"]["description"]
 

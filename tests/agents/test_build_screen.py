@@ -1,4 +1,5 @@
 """The team members' web app: sign-in, team scoping on every Build-screen URL, CSRF, drafts."""
+
 from django.test import Client
 from django.urls import reverse
 
@@ -58,7 +59,16 @@ def test_forms_refuse_posts_without_a_csrf_token(agent, user):
 
 def test_memory_settings_form_saves_to_the_draft_and_publish_makes_a_version(member_client, agent):
     url = reverse("memory:tab", args=[agent.public_id])
-    response = member_client.post(url, {"on": "on", "instructions": "Keep which office they work from.", "keepForDays": "90", "quietMinutes": "5", "showSwitch": "on"})
+    response = member_client.post(
+        url,
+        {
+            "on": "on",
+            "instructions": "Keep which office they work from.",
+            "keepForDays": "90",
+            "quietMinutes": "5",
+            "showSwitch": "on",
+        },
+    )
     assert response.status_code == 302
     page = member_client.get(url).content.decode()
     assert "unpublished change" in page and "quiet minutes 15 -&gt; 5" in page
@@ -77,7 +87,9 @@ def test_memory_settings_form_shows_the_reason_for_an_invalid_value_and_saves_no
 
 
 def test_versions_tab_shows_a_readable_diff(member_client, agent):
-    services.agent_update(agent=agent, changes={"memorySettings": {"quietMinutes": 60, "instructions": "Keep their office."}})
+    services.agent_update(
+        agent=agent, changes={"memorySettings": {"quietMinutes": 60, "instructions": "Keep their office."}}
+    )
     page = member_client.get(reverse("agents:versions", args=[agent.public_id]) + "?a=1&b=2").content.decode()
     assert "quiet minutes 15 -&gt; 60" in page
     assert "+ Keep their office." in page
@@ -105,7 +117,9 @@ def test_a_team_member_cannot_revoke_another_teams_key(agent, other_team, team):
 def test_the_embed_snippet_is_absolute_with_a_copy_button(member_client, agent):
     page = member_client.get(reverse("agents:overview", args=[agent.public_id])).content.decode()
     snippet = page.split('data-testid="embed-snippet">')[1].split("</pre>")[0]
-    assert 'src="http://testserver/embed/v1.js"' in snippet.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+    assert 'src="http://testserver/embed/v1.js"' in snippet.replace("&lt;", "<").replace("&gt;", ">").replace(
+        "&quot;", '"'
+    )
     assert 'data-copy="embed-snippet"' in page
 
 

@@ -1,4 +1,5 @@
 """A chat turn: the reply through the engine, with the note when memory is used; nothing kept on failure."""
+
 import pytest
 
 from agents import chat, services

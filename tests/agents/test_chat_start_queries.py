@@ -1,5 +1,6 @@
 """Chat start and a turn cost with memory what they cost without, give or take one indexed read
 (issue 14's goals, counted here; their times are measured in bench/api.py, never asserted)."""
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext

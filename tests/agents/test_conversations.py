@@ -1,4 +1,5 @@
 """Whether a conversation uses memory is decided once, at start, and stored (R3, R4, R20, R23)."""
+
 from datetime import timedelta
 
 from django.utils import timezone
@@ -40,7 +41,9 @@ def test_every_message_moves_activity_and_the_quiet_window(agent):
     assert conversation.last_activity_at == later
     assert conversation.memory_due_at == later + timedelta(minutes=15)
     assert conversation.end_user.last_chat_at == later
-    services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded", now=later + timedelta(minutes=1))
+    services.action_run_record(
+        conversation=conversation, name="renew_plan", status="succeeded", now=later + timedelta(minutes=1)
+    )
     assert Conversation.objects.get().memory_due_at == later + timedelta(minutes=16)
 
 

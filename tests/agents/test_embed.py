@@ -1,5 +1,6 @@
 """The website chat's public endpoints (R24-R27): signed visitor ids, a site's signed-in users,
 starting chats, sending messages, the switch, resuming, CORS, and the script itself."""
+
 import io
 import json
 from datetime import timedelta
@@ -39,7 +40,9 @@ def start(client, agent, extra=None, **body):
 
 
 def send(client, conversation, text):
-    return post(client, f"/embed/v1/conversations/{conversation['id']}/messages", {"token": conversation["token"], "text": text})
+    return post(
+        client, f"/embed/v1/conversations/{conversation['id']}/messages", {"token": conversation["token"], "text": text}
+    )
 
 
 # --- The script and the agent's config -------------------------------------------------------
@@ -54,7 +57,9 @@ def test_the_script_is_served_at_embed_v1_js(client):
 
 
 def test_config_gives_the_notice_the_line_and_the_settings(client, agent):
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"privacyUrl": "https://example.com/privacy", "keepForDays": 60}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"privacyUrl": "https://example.com/privacy", "keepForDays": 60}}
+    )
     data = client.get(f"/embed/v1/agents/{agent.public_id}/config").json()["agent"]
     memory = data["memory"]
     assert data["name"] == "Support" and memory["available"] is True
@@ -135,7 +140,12 @@ def test_a_wrong_hash_is_refused_and_creates_nothing(client, agent, bad_hash):
 
 def test_a_returning_visitor_is_greeted_from_the_memory(client, agent):
     first = start(client, agent).json()
-    assert send(client, first["conversation"], "Please email me rather than calling, I prefer email over phone.").status_code == 200
+    assert (
+        send(
+            client, first["conversation"], "Please email me rather than calling, I prefer email over phone."
+        ).status_code
+        == 200
+    )
     memory_sweep(now=timezone.now() + timedelta(minutes=16), run_inline=True)
     end_user = EndUser.objects.get(external_id=visitor_id_verify(agent, first["visitorId"]))
     assert Memory.objects.get(end_user=end_user).lines == ["Prefers email over phone."]
@@ -146,7 +156,12 @@ def test_a_returning_visitor_is_greeted_from_the_memory(client, agent):
 
 def test_data_memory_off_starts_without_memory_until_the_site_says_yes(client, agent):
     off = start(client, agent, memory=False).json()
-    assert off["conversation"]["memory"] == {"used": False, "reason": "requested", "line": "Memory is off for this chat.", "switchable": False}
+    assert off["conversation"]["memory"] == {
+        "used": False,
+        "reason": "requested",
+        "line": "Memory is off for this chat.",
+        "switchable": False,
+    }
     consent = post(
         client,
         f"/embed/v1/agents/{agent.public_id}/consent",
@@ -164,7 +179,9 @@ def test_ask_first_asks_before_any_chat_and_a_yes_turns_memory_on(client, agent)
     assert asked["ask"] is True and asked["conversation"] is None
     assert asked["agent"]["memory"]["askFirstQuestion"].startswith("Can this assistant remember details")
     assert not Conversation.objects.exists()
-    yes = post(client, f"/embed/v1/agents/{agent.public_id}/consent", {"visitorId": asked["visitorId"], "agreed": True}).json()
+    yes = post(
+        client, f"/embed/v1/agents/{agent.public_id}/consent", {"visitorId": asked["visitorId"], "agreed": True}
+    ).json()
     assert yes["consent"]["agreedAt"] and yes["consent"]["source"] == "chat_prompt"
     chat = start(client, agent, visitorId=asked["visitorId"]).json()
     assert chat["ask"] is False and chat["conversation"]["memory"]["used"] is True
@@ -173,12 +190,19 @@ def test_ask_first_asks_before_any_chat_and_a_yes_turns_memory_on(client, agent)
 def test_ask_first_a_no_keeps_memory_off_and_is_not_asked_again(client, agent):
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"askFirst": True}})
     asked = start(client, agent).json()
-    no = post(client, f"/embed/v1/agents/{agent.public_id}/consent", {"visitorId": asked["visitorId"], "agreed": False}).json()
+    no = post(
+        client, f"/embed/v1/agents/{agent.public_id}/consent", {"visitorId": asked["visitorId"], "agreed": False}
+    ).json()
     assert no["consent"]["agreedAt"] is None and no["consent"]["declinedAt"]
     for _ in range(2):
         chat = start(client, agent, visitorId=asked["visitorId"]).json()
         assert chat["ask"] is False
-        assert chat["conversation"]["memory"] == {"used": False, "reason": "consent", "line": "Memory is off: you said no.", "switchable": False}
+        assert chat["conversation"]["memory"] == {
+            "used": False,
+            "reason": "consent",
+            "line": "Memory is off: you said no.",
+            "switchable": False,
+        }
 
 
 def test_the_start_service_decides_ask_first_once_and_starts_only_after_an_answer(agent):
@@ -198,7 +222,11 @@ def test_a_start_looks_the_end_user_up_once(client, agent):
     visitor = start(client, agent).json()["visitorId"]
     with CaptureQueriesContext(connection) as captured:
         assert start(client, agent, visitorId=visitor).json()["conversation"]["memory"]["used"] is True
-    end_user_reads = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("SELECT") and 'FROM "agents_enduser"' in q["sql"]]
+    end_user_reads = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith("SELECT") and 'FROM "agents_enduser"' in q["sql"]
+    ]
     assert len(end_user_reads) == 1, end_user_reads
 
 
@@ -218,16 +246,25 @@ def test_the_switch_off_at_start_and_during_a_chat(client, agent):
     chat = start(client, agent).json()
     conversation = chat["conversation"]
     send(client, conversation, "I work from the Pune office.")
-    switched = post(client, f"/embed/v1/conversations/{conversation['id']}/switch", {"token": conversation["token"], "on": False}).json()
+    switched = post(
+        client, f"/embed/v1/conversations/{conversation['id']}/switch", {"token": conversation["token"], "on": False}
+    ).json()
     assert switched["conversation"]["memory"]["used"] is False
     assert switched["conversation"]["memory"]["line"] == "Memory is off for this chat."
     stored = Conversation.objects.get(public_id=conversation["id"])
-    assert (stored.uses_memory, stored.memory_off_reason, stored.memory_note, stored.memory_due_at) == (False, "switch", "", None)
+    assert (stored.uses_memory, stored.memory_off_reason, stored.memory_note, stored.memory_due_at) == (
+        False,
+        "switch",
+        "",
+        None,
+    )
     # Nothing said in it is read into the memory, not even what came before the switch.
     memory_sweep(now=timezone.now() + timedelta(hours=2), run_inline=True)
     assert not Memory.objects.filter(end_user=stored.end_user).exclude(text="").exists()
     # Back on only in a new chat.
-    again = post(client, f"/embed/v1/conversations/{conversation['id']}/switch", {"token": conversation["token"], "on": True})
+    again = post(
+        client, f"/embed/v1/conversations/{conversation['id']}/switch", {"token": conversation["token"], "on": True}
+    )
     assert again.status_code == 400 and again.json()["error"]["code"] == "switch_on_next_chat"
 
 
@@ -288,7 +325,9 @@ def test_size_limits_refuse_and_record_nothing(client, agent, body, status, code
 
 
 def test_a_body_that_is_not_json_is_refused(client, agent):
-    response = client.post(f"/embed/v1/agents/{agent.public_id}/start", data=b"not json", content_type="application/json")
+    response = client.post(
+        f"/embed/v1/agents/{agent.public_id}/start", data=b"not json", content_type="application/json"
+    )
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
     assert not EndUser.objects.exists()
 

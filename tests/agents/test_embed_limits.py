@@ -1,6 +1,7 @@
 """Embed limits that cannot be farmed: visitor ids expire unless used (and are renewed in use), a
 per-address cap on messages and requests beside the per-visitor and per-agent ones, so one address
 cannot take an agent's whole share, and a limit on the config endpoint."""
+
 import json
 from datetime import timedelta
 from unittest import mock

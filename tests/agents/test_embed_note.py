@@ -1,13 +1,15 @@
 """The note a website chat's agent receives (R17): built at start with its preamble and kept in step
 with the memory (memory.commit), never holding a line the policy refuses, and absent when memory is
 not used for the chat."""
+
 import json
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from agents import chat, services as agent_services
+from agents import chat
+from agents import services as agent_services
 from agents.embed_services import visitor_id_verify
 from agents.models import Conversation, EndUser
 from memory.models import Memory
@@ -21,7 +23,9 @@ def fresh_rate_counts():
 
 
 def start(client, agent, **body):
-    return client.post(f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps(body), content_type="application/json").json()
+    return client.post(
+        f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps(body), content_type="application/json"
+    ).json()
 
 
 def test_the_note_is_built_at_start_with_its_preamble_and_follows_the_memory(agent):
@@ -34,7 +38,10 @@ def test_the_note_is_built_at_start_with_its_preamble_and_follows_the_memory(age
     assert conversation.memory_note.startswith(NOTE_PREAMBLE)
     for words in ("may be incomplete", '"said once"', "Never rely on a fact being here"):
         assert words in NOTE_PREAMBLE
-    assert "<memory>\nPrefers email over phone.\nMight move to the annual plan (said once, 3 Nov).\n</memory>" in conversation.memory_note
+    assert (
+        "<memory>\nPrefers email over phone.\nMight move to the annual plan (said once, 3 Nov).\n</memory>"
+        in conversation.memory_note
+    )
     # A change while the chat runs reaches its next turn (issue 9: a stop or delete must); the next chat gets it too.
     memory_set(end_user=end_user, text="Prefers phone over email.")
     conversation.refresh_from_db()
@@ -50,7 +57,9 @@ def test_no_note_without_memory_for_the_chat(agent):
     end_user = EndUser.objects.get(external_id=visitor_id_verify(agent, first["visitorId"]))
     memory_set(end_user=end_user, text="Prefers email over phone.")
     for body in ({"memory": False}, {"switch": False}):
-        conversation = Conversation.objects.get(public_id=start(client, agent, visitorId=first["visitorId"], **body)["conversation"]["id"])
+        conversation = Conversation.objects.get(
+            public_id=start(client, agent, visitorId=first["visitorId"], **body)["conversation"]["id"]
+        )
         assert conversation.memory_note == "" and "<memory>" not in chat.system_prompt(conversation)
 
 
@@ -58,7 +67,9 @@ def test_a_line_the_policy_refuses_never_reaches_the_chat(agent):
     end_user = agent_services.end_user_get_or_create(agent=agent, external_id="u_1")
     memory_set(end_user=end_user, text="Prefers email over phone.")
     # Only a direct write (a row from before the guards) can hold such a line.
-    Memory.objects.filter(end_user=end_user).update(text="Prefers email over phone.\nAPI key AKIAIOSFODNN7EXAMPLE for the account.")
+    Memory.objects.filter(end_user=end_user).update(
+        text="Prefers email over phone.\nAPI key AKIAIOSFODNN7EXAMPLE for the account."
+    )
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
     assert "Prefers email over phone." in conversation.memory_note and "AKIA" not in conversation.memory_note
     turn = chat.conversation_send(conversation=conversation, text="Hi! Can I get my receipt?")

@@ -1,4 +1,5 @@
 """The OpenAI-compatible engine over real HTTP against a loopback server; the offline engine."""
+
 import pytest
 
 from agents.engines import EngineError, OfflineEngine, OpenAIEngine, get_engine
@@ -55,7 +56,11 @@ def test_a_slow_server_times_out_with_a_clear_error(openai_engine, settings):
 def test_a_429_is_retried_then_succeeds(openai_engine, settings):
     settings.OPENAI_MAX_RETRIES = 1
     openai_engine.script.append(
-        {"status": 429, "body": {"error": {"message": "slow down", "type": "rate_limit"}}, "headers": {"retry-after-ms": "50"}}
+        {
+            "status": 429,
+            "body": {"error": {"message": "slow down", "type": "rate_limit"}},
+            "headers": {"retry-after-ms": "50"},
+        }
     )
     openai_engine.script.append(chat_json({"answer": "after retry"}))
     result = get_engine().structured(task="probe", system="s", payload={}, schema=SCHEMA)
@@ -98,7 +103,17 @@ def test_an_unreachable_server_is_a_clear_error(settings):
 
 def test_the_offline_engine_answers_from_the_note_in_its_system_prompt(db):
     system = "You help.\n<memory>\nPrefers email over phone.\n</memory>"
-    text = OfflineEngine().reply(task="chat_reply", system=system, messages=[{"role": "user", "content": "Hi, can I get my receipt?"}]).data
+    text = (
+        OfflineEngine()
+        .reply(task="chat_reply", system=system, messages=[{"role": "user", "content": "Hi, can I get my receipt?"}])
+        .data
+    )
     assert "Hi again" in text and "email you the receipt" in text
-    fresh = OfflineEngine().reply(task="chat_reply", system="You help.", messages=[{"role": "user", "content": "Hi, can I get my receipt?"}]).data
+    fresh = (
+        OfflineEngine()
+        .reply(
+            task="chat_reply", system="You help.", messages=[{"role": "user", "content": "Hi, can I get my receipt?"}]
+        )
+        .data
+    )
     assert "Hi again" not in fresh

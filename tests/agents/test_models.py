@@ -1,4 +1,5 @@
 """Constraints hold in the database itself, not only in Python."""
+
 from datetime import timedelta
 
 import pytest
@@ -33,7 +34,9 @@ def test_version_numbers_are_unique_per_agent(agent):
 def test_message_kind_is_checked_by_the_database(agent):
     conversation = services.conversation_start(agent=agent, external_id="u_1")
     with pytest.raises(IntegrityError), transaction.atomic():
-        Message.objects.bulk_create([Message(conversation=conversation, kind="gossip", text="x", created_at=timezone.now())])
+        Message.objects.bulk_create(
+            [Message(conversation=conversation, kind="gossip", text="x", created_at=timezone.now())]
+        )
 
 
 def test_a_conversation_without_memory_can_never_be_due(agent):
@@ -45,4 +48,6 @@ def test_a_conversation_without_memory_can_never_be_due(agent):
 def test_a_stopped_memory_holds_no_text_in_the_database(agent):
     end_user = EndUser.objects.create(agent=agent, external_id="u_1")
     with pytest.raises(IntegrityError), transaction.atomic():
-        Memory.objects.create(agent=agent, end_user=end_user, text="Prefers email.", stopped_at=timezone.now(), updated_at=timezone.now())
+        Memory.objects.create(
+            agent=agent, end_user=end_user, text="Prefers email.", stopped_at=timezone.now(), updated_at=timezone.now()
+        )

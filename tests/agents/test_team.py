@@ -1,5 +1,6 @@
 """The team (issue 15): an owner invites a teammate by e-mail with a one-use link, sees the
 members and removes one; the invited person joins with a new password or as themselves."""
+
 import re
 from datetime import timedelta
 

@@ -1,4 +1,5 @@
 """Drafts, Publish and numbered versions (R1, R2, R3)."""
+
 import pytest
 
 from agents import services
@@ -11,10 +12,19 @@ def test_a_new_agent_has_version_1_with_every_memory_setting_at_its_default(team
     agent = services.agent_create(team=team, name="Helper")
     version = agent.versions.get()
     assert version.number == 1
-    assert version.config["memorySettings"] == {
-        "on": False, "instructions": "", "keepForDays": 90, "quietMinutes": 30,
-        "showSwitch": True, "askFirst": False, "privacyUrl": "",
-    } == DEFAULT_MEMORY_SETTINGS
+    assert (
+        version.config["memorySettings"]
+        == {
+            "on": False,
+            "instructions": "",
+            "keepForDays": 90,
+            "quietMinutes": 30,
+            "showSwitch": True,
+            "askFirst": False,
+            "privacyUrl": "",
+        }
+        == DEFAULT_MEMORY_SETTINGS
+    )
     assert agent.public_id.startswith("agt_") and len(agent.public_id) == 16
 
 

@@ -1,5 +1,6 @@
 """Helpers for the page-by-page browser tests: axe-core (vendored here, never from a CDN), the
 sideways-scroll check, screenshots into a folder CI keeps, and keyboard-only moves."""
+
 import os
 import re
 from pathlib import Path

@@ -1,5 +1,6 @@
 """The API's docs page works offline in a real browser: every request stays on this server, the
 operations are listed, and "Try it out" with a key calls the API."""
+
 from urllib.parse import urlsplit
 
 import pytest
@@ -25,7 +26,13 @@ def test_the_docs_page_lists_the_operations_and_calls_the_api_offline(page, live
     page.route("**/*", only_this_server)
     page.goto(f"{live_server.url}/api/docs/")
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("AgentNava Memory API")
-    for summary in ("agent.get()", "agent.update({...})", "endUser.memory.set(text)", "agent.memories({limit, before})", "endUser.erase()"):
+    for summary in (
+        "agent.get()",
+        "agent.update({...})",
+        "endUser.memory.set(text)",
+        "agent.memories({limit, before})",
+        "endUser.erase()",
+    ):
         expect(page.get_by_text(summary, exact=True).first).to_be_visible()
     expect(page.get_by_text("memory_refused").first).to_be_attached()
 

@@ -1,4 +1,5 @@
 """A real browser (Playwright driving Debian's Chromium) signs in, opens the Build screen and publishes."""
+
 import pytest
 from playwright.sync_api import expect
 

@@ -1,5 +1,6 @@
 """A real browser (Playwright driving Debian's Chromium) on the demo page /demo/chat/, which embeds
 the demo agent with <script src="/embed/v1.js">: the website chat as a visitor sees it."""
+
 import io
 from datetime import timedelta
 
@@ -64,7 +65,10 @@ def test_send_a_message_and_get_a_reply(page, live_server, demo):
     expect(page.locator("[data-an=message][data-role=user]")).to_have_text(["Hi, can I get my invoice?"])
     expect(page.locator("[data-an=input]")).to_have_value("")
     end_user = visitor(page, demo)
-    assert list(Message.objects.filter(conversation__end_user=end_user).values_list("kind", flat=True)) == ["user", "agent"]
+    assert list(Message.objects.filter(conversation__end_user=end_user).values_list("kind", flat=True)) == [
+        "user",
+        "agent",
+    ]
 
 
 def test_open_settings_and_see_the_notice_the_switch_and_the_privacy_link(page, live_server, demo, tmp_path):
@@ -72,7 +76,9 @@ def test_open_settings_and_see_the_notice_the_switch_and_the_privacy_link(page, 
     page.click("[data-an=settings-button]")
     settings = page.locator("[data-an=settings]")
     expect(settings).to_be_visible()
-    expect(page.locator("[data-an=notice]")).to_contain_text("is an AI assistant that remembers details from your chats")
+    expect(page.locator("[data-an=notice]")).to_contain_text(
+        "is an AI assistant that remembers details from your chats"
+    )
     expect(page.locator("[data-an=notice]")).to_contain_text('"stop remembering me"')
     expect(page.locator("[data-an=privacy-link]")).to_have_attribute("href", "https://example.com/privacy")
     switch = page.locator("[data-an=switch]")
@@ -218,7 +224,9 @@ def test_the_sites_own_consent_step_applies_from_the_next_chat(page, live_server
     expect(page.locator("#site-consent-result")).to_have_text("Thanks: memory is on from your next chat.")
     consent = Consent.objects.get(end_user=end_user)
     assert consent.agreed_at is not None and consent.source == "site_step"
-    expect(page.locator("[data-an=notice-line]")).to_have_text("Memory is off for this chat.")  # this chat stays as it was
+    expect(page.locator("[data-an=notice-line]")).to_have_text(
+        "Memory is off for this chat."
+    )  # this chat stays as it was
     page.click("[data-an=settings-button]")
     page.click("[data-an=start-over]")
     expect(page.locator("[data-an=notice-line]")).to_have_text("This assistant remembers chats.")

@@ -1,6 +1,7 @@
 """Every page passes the Content-Security-Policy in a real browser (Chromium): no inline script or
 style is refused, htmx works with eval off, and the website chat draws and answers on a page (the
 demo site) whose own policy is as strict as ours."""
+
 import io
 
 import pytest

@@ -1,5 +1,6 @@
 """Keyboard only (issue 15): change a setting and publish, edit a line, erase an end user, and chat
 in the website widget, with Tab, Space, arrows, Enter and Escape: no mouse. Focus is never lost."""
+
 import io
 
 import pytest
@@ -46,7 +47,13 @@ def test_change_a_setting_and_publish_by_keyboard(browser, live_server, agent, u
         tab_to(page, lambda f: "|publish|" in f)
         page.keyboard.press("Enter")  # the confirm step is accepted
         expect(page.locator(".flash-success")).to_contain_text("Published version 2")
-        assert AgentVersion.objects.filter(agent=agent).order_by("-number").first().config["memorySettings"]["quietMinutes"] == 30
+        assert (
+            AgentVersion.objects.filter(agent=agent)
+            .order_by("-number")
+            .first()
+            .config["memorySettings"]["quietMinutes"]
+            == 30
+        )
     finally:
         context.close()
 
@@ -59,7 +66,10 @@ def test_edit_a_line_and_erase_an_end_user_by_keyboard(browser, live_server, age
         keyboard_sign_in(page, live_server, user.username)
         page.goto(live_server.url + reverse("memory:detail", args=[agent.public_id, memory.end_user_id]))
         # Edit line 2: Enter opens the field with focus in it; Enter saves; focus lands on the result.
-        tab_to(page, lambda f: "Edit line 2" in page.evaluate("() => document.activeElement.getAttribute('aria-label') || ''"))
+        tab_to(
+            page,
+            lambda f: "Edit line 2" in page.evaluate("() => document.activeElement.getAttribute('aria-label') || ''"),
+        )
         page.keyboard.press("Enter")
         expect(page.locator("[data-testid=line-input]")).to_be_focused()
         page.keyboard.press("Control+a")

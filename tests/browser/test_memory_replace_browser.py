@@ -1,5 +1,6 @@
 """Replace all on one memory's page, in Chromium (issue 9 point 2): the box holds the person's lines,
 one a line, never template source; adding a line and saving keeps the others as they were."""
+
 import pytest
 from playwright.sync_api import expect
 
@@ -21,4 +22,8 @@ def test_replace_all_starts_from_the_lines_and_adding_one_keeps_them(page, live_
     box.fill(box.input_value() + "\nWorks from the Pune office.")
     page.get_by_role("button", name="Replace the memory").click()
     expect(page.locator("#lines")).to_contain_text("Works from the Pune office.")
-    assert Memory.objects.get(pk=memory.pk).lines == ["Prefers email over phone.", "Speaks Hindi.", "Works from the Pune office."]
+    assert Memory.objects.get(pk=memory.pk).lines == [
+        "Prefers email over phone.",
+        "Speaks Hindi.",
+        "Works from the Pune office.",
+    ]

@@ -3,6 +3,7 @@ write instructions, Try (the database unchanged), Publish (a new version), Apply
 progress bar run by a real django-q cluster over 200+ memories, then correct one person's memory:
 a line edited, one deleted, an edit with a card number refused with its reason, and a line
 holding <script> shown as text."""
+
 from datetime import timedelta
 
 import pytest
@@ -33,13 +34,25 @@ def sign_in(page, live_server, email, password="pw-for-tests-1"):
 def seed_story(agent):
     """Memory was on (leaving offices out) and is now off; six people chatted; 200 more are
     remembered with an office line; one person has lines to correct, one a line holding a script."""
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+    )
     for i in range(6):
-        chat_and_remember(agent, f"u_chat_{i}", [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")], start=T0 + timedelta(hours=i))
+        chat_and_remember(
+            agent,
+            f"u_chat_{i}",
+            [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")],
+            start=T0 + timedelta(hours=i),
+        )
     old = timezone.now() - timedelta(days=10)
     end_users = EndUser.objects.bulk_create([EndUser(agent=agent, external_id=f"u_bulk_{i:03}") for i in range(BULK)])
     # updatedAt is unique per agent: a microsecond apart.
-    Memory.objects.bulk_create([Memory(agent=agent, end_user=e, text=OFFICE_LINES, updated_at=old + timedelta(microseconds=i)) for i, e in enumerate(end_users)])
+    Memory.objects.bulk_create(
+        [
+            Memory(agent=agent, end_user=e, text=OFFICE_LINES, updated_at=old + timedelta(microseconds=i))
+            for i, e in enumerate(end_users)
+        ]
+    )
     remembered(agent, "u_edit", "Prefers email over phone.\nSpeaks Hindi.\nIs on the Pro plan.")
     remembered(agent, "u_script", "<script>window.__pwned = 1</script>\nPrefers email over phone.")
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False, "quietMinutes": 30}})
@@ -52,7 +65,9 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     sign_in(page, live_server, user.username)
     page.goto(f"{live_server.url}/agents/{agent.public_id}/memory/")
     expect(page.locator("#memory-settings")).to_be_visible()
-    expect(page.locator("[data-testid=memory-intro]")).to_contain_text("memory is off until a version with it on is published")
+    expect(page.locator("[data-testid=memory-intro]")).to_contain_text(
+        "memory is off until a version with it on is published"
+    )
 
     # Switch on, the instructions, 15 quiet minutes: a draft.
     page.locator("label.switch").click()  # the switch (a checkbox drawn as a track)
@@ -105,11 +120,15 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     assert with_office == BULK
     page.click("[data-testid=apply]")
     # A confirm step first: how many memories, against which version.
-    expect(page.locator("[data-testid=apply-count]")).to_contain_text(f"{len([l for l in kept_before.values() if l])} memories")
+    expect(page.locator("[data-testid=apply-count]")).to_contain_text(
+        f"{len([lines for lines in kept_before.values() if lines])} memories"
+    )
     page.click("[data-testid=apply-go]")
     progress = page.locator("[data-testid=apply-progress]")
     expect(progress).to_be_visible()  # queued: no worker runs yet, so this is the bar at 0
-    expect(page.locator("[data-testid=apply-job]")).to_contain_text(f"Reviewing {len([l for l in kept_before.values() if l])} memories against version 5")
+    expect(page.locator("[data-testid=apply-job]")).to_contain_text(
+        f"Reviewing {len([lines for lines in kept_before.values() if lines])} memories against version 5"
+    )
     cluster, log = start_cluster(tmp_path / "qcluster.log")
     try:
         expect(page.locator("[data-testid=apply-job]")).to_have_attribute("data-status", "done", timeout=120_000)
@@ -117,7 +136,9 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
         stop_cluster(cluster, log)
     summary = page.locator("[data-testid=apply-summary]")
     total = len([lines for lines in kept_before.values() if lines])
-    expect(summary).to_contain_text(f"{total} reviewed · {with_office} changed · 0 lines replaced · {with_office} removed · 0 added")
+    expect(summary).to_contain_text(
+        f"{total} reviewed · {with_office} changed · 0 lines replaced · {with_office} removed · 0 added"
+    )
     page.screenshot(path=str(tmp_path / "apply.png"), full_page=True)
     # The card ended in place (no reload); Activity's chart counts the removed lines.
     page.click("[data-testid=activity-tab]")

@@ -2,6 +2,7 @@
 no serious or critical violation, nothing scrolls sideways on a phone, and a screenshot of each
 is written to artifacts/screenshots/<width>/ (a folder CI keeps). Then the bugs of issue 15 one by
 one, as a team member meets them."""
+
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
@@ -32,9 +33,15 @@ def sign_in(page, live_server, email, password="pw-for-tests-1"):
 def seed(agent, user):
     """People in every state, a chat switched off midway, runs for the chart, and a draft that
     opens a category with ask first off (a publish warning)."""
-    ananya = remembered(agent, "u_ananya", "Prefers email over phone.\nWorks from the Pune office.\nSpeaks Hindi.", actor=user)
+    ananya = remembered(
+        agent, "u_ananya", "Prefers email over phone.\nWorks from the Pune office.\nSpeaks Hindi.", actor=user
+    )
     consent_set(end_user=ananya.end_user, agreed=True, source="api")
-    conversation, _ = chat(agent, "u_ananya", [("user", "Hi, I need my invoice."), ("agent", "Here it is."), ("action", "renew_plan", "succeeded")])
+    conversation, _ = chat(
+        agent,
+        "u_ananya",
+        [("user", "Hi, I need my invoice."), ("agent", "Here it is."), ("action", "renew_plan", "succeeded")],
+    )
     conversation_memory_switch_off(conversation=Conversation.objects.get(pk=conversation.pk))
     stopped = remembered(agent, "u_ravi", "Speaks Tamil.")
     services.memory_stop(end_user=stopped.end_user)
@@ -51,10 +58,15 @@ def seed(agent, user):
 def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browser, live_server, agent, user):
     ananya, conversation = seed(agent, user)
     pid, eu = agent.public_id, ananya.end_user_id
-    url = lambda name, *args: live_server.url + reverse(name, args=args)
+
+    def url(name, *args):
+        return live_server.url + reverse(name, args=args)
+
     links = []
     team_services.invitation_create(
-        team=agent.team, email="priya@example.com", invited_by=user,
+        team=agent.team,
+        email="priya@example.com",
+        invited_by=user,
         link_for=lambda token: links.append(url("agents:invitation", token)) or links[-1],
     )
     invitation_link = links[0]
@@ -155,7 +167,9 @@ def test_the_issue_15_bugs_as_a_team_member_meets_them(browser, live_server, age
         page.fill("input[name=privacyUrl]", "ftp://example.com/privacy")
         page.click("[data-testid=save-settings]")
         expect(page.locator("[data-testid=error-privacyUrl]")).to_contain_text("Privacy policy: give a web address")
-        expect(page.locator("textarea[name=instructions]")).to_have_value("Keep food allergies. Keep their favourite colour.")
+        expect(page.locator("textarea[name=instructions]")).to_have_value(
+            "Keep food allergies. Keep their favourite colour."
+        )
         expect(page.locator("input[name=keepForDays]")).to_have_value("45")
         expect(page.locator("input[name=privacyUrl]")).to_have_value("ftp://example.com/privacy")
         expect(page.locator("[data-testid=ask-first]")).to_be_checked()

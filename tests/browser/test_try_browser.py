@@ -1,5 +1,6 @@
 """Try in a real browser with a real cluster: the button POSTs, the page polls the job (htmx, under
 the CSP) from "waiting" to the result, and Cancel is there while it runs."""
+
 from datetime import timedelta
 
 import pytest
@@ -16,7 +17,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.cluster, pytest.mark.django_db(tr
 
 def test_try_runs_as_a_job_and_the_page_follows_it(page, live_server, agent, user, tmp_path, monkeypatch):
     for i in range(3):
-        chat(agent, f"u_{i}", [("user", "I work from the Pune office."), ("user", "I prefer email over phone.")], start=T0 + timedelta(hours=i))
+        chat(
+            agent,
+            f"u_{i}",
+            [("user", "I work from the Pune office."), ("user", "I prefer email over phone.")],
+            start=T0 + timedelta(hours=i),
+        )
     monkeypatch.setattr(Conf, "SYNC", False)  # the job goes to the queue; a real cluster runs it
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", user.username)

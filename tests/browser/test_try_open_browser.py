@@ -1,5 +1,6 @@
 """Try names the chats it left unread because they are still inside their quiet window, and reads
 them when the member ticks "include chats still open" (issue 15), at both widths, with axe-core."""
+
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_try_says_which_chats_are_still_open_and_includes_them_when_asked(browser, live_server, agent, user):
     chat(agent, "u_open", [("user", "I work from the Pune office.")], start=T0)
-    chat(agent, "u_open", [("user", "Please email me, I prefer email over phone.")], start=timezone.now() - timedelta(minutes=3))
+    chat(
+        agent,
+        "u_open",
+        [("user", "Please email me, I prefer email over phone.")],
+        start=timezone.now() - timedelta(minutes=3),
+    )
     problems: list[str] = []
     for width in WIDTHS:
         context, page = new_page(browser, width)

@@ -1,5 +1,6 @@
 """Consent records (R26): agreedAt per (agent, end user) with its source; a no keeps memory off
 until a yes; an unknown source is refused and records nothing."""
+
 from datetime import timedelta
 
 import pytest
@@ -55,7 +56,9 @@ def test_an_unknown_source_is_refused_and_records_nothing(end_user, source):
 
 
 def test_consent_is_per_agent_and_end_user(agent, team, end_user):
-    other_agent = agent_services.agent_create(team=team, name="Sales", config={"memorySettings": {"on": True, "askFirst": True}})
+    other_agent = agent_services.agent_create(
+        team=team, name="Sales", config={"memorySettings": {"on": True, "askFirst": True}}
+    )
     consent_set(end_user=end_user, agreed=True, source="chat_prompt")
     assert agent_services.conversation_start(agent=agent, external_id="u_1").uses_memory
     # The same person id on another agent has not said yes there.

@@ -1,4 +1,5 @@
 """The privacy notice (R27), the ask-first gate and consent records (R26), the guidance (R28)."""
+
 from agents import services as agent_services
 from consent.models import Consent
 from consent.notice import guidance_for, notice_text

@@ -1,5 +1,6 @@
 """Small builders for the Memory-tab tests: chats through the real services, memories through the
 real writer or `memory_set`, and a fingerprint of everything Try must leave alone."""
+
 import hashlib
 import json
 from datetime import timedelta

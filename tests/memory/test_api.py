@@ -1,4 +1,5 @@
 """The REST API for memories, in process (DRF's client): get, set, delete, stop, consent, erase and the list."""
+
 from datetime import timedelta
 from urllib.parse import quote
 
@@ -10,8 +11,8 @@ from agents.models import ActionRun, Conversation, EndUser, Message
 from consent.models import Consent
 from memory import services
 from memory.api import MemoryOut, api_output
-from memory.selectors import api_memory_read, memories_page
 from memory.models import Memory, MemoryRun
+from memory.selectors import api_memory_read, memories_page
 from memory.writer import run_quiet_window
 
 from ..api_helpers import api_in_process
@@ -35,7 +36,9 @@ def chat(agent, external_id, texts, *, at=None, memory=True):
     at = at or timezone.now() - timedelta(hours=2)
     conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
     for i, text in enumerate(texts):
-        agent_services.message_record(conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1))
+        agent_services.message_record(
+            conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1)
+        )
     return conversation
 
 
@@ -59,7 +62,16 @@ def test_set_then_get_returns_the_text_with_every_r21_field(api, base, agent):
     assert got.status == 200
     body = got.body
     assert set(body) == {
-        "endUserId", "text", "stopped", "updatedAt", "readUpTo", "lastRun", "stoppedAt", "agreedAt", "lastChatAt", "conversations"
+        "endUserId",
+        "text",
+        "stopped",
+        "updatedAt",
+        "readUpTo",
+        "lastRun",
+        "stoppedAt",
+        "agreedAt",
+        "lastChatAt",
+        "conversations",
     }
     assert body["endUserId"] == "u_ananya" and body["stopped"] is False
     assert body["text"] == "Prefers email over phone.\nWorks from the Pune office."
@@ -104,7 +116,13 @@ def test_a_refused_set_for_a_new_end_user_leaves_no_end_user(api, base):
 
 @pytest.mark.parametrize(
     "body, field",
-    [({}, "text"), ({"text": 5}, "text"), ({"text": None}, "text"), ({"text": "a", "lines": 2}, "lines"), ({"text": "a\x00b"}, "text")],
+    [
+        ({}, "text"),
+        ({"text": 5}, "text"),
+        ({"text": None}, "text"),
+        ({"text": "a", "lines": 2}, "lines"),
+        ({"text": "a\x00b"}, "text"),
+    ],
 )
 def test_set_refuses_bad_bodies(api, base, body, field):
     answer = api.put(f"{base}/u_ananya/memory", body)
@@ -134,7 +152,9 @@ def test_an_end_user_id_may_hold_a_slash_spaces_and_a_line_break(api, base):
 
 
 def test_delete_is_gone_and_old_chats_cannot_bring_it_back(api, base, agent):
-    conversation = chat(agent, "u_ananya", ["I work from the Pune office.", "Please email me, I prefer email over phone."])
+    conversation = chat(
+        agent, "u_ananya", ["I work from the Pune office.", "Please email me, I prefer email over phone."]
+    )
     end_user = conversation.end_user
     api.put(f"{base}/u_ananya/memory", {"text": "Prefers email over phone."})
     answer = api.delete(f"{base}/u_ananya/memory")
@@ -164,7 +184,11 @@ def test_stop_empties_keeps_nothing_more_and_stop_false_resumes(api, base, agent
     assert (resumed.status, resumed.body["stopped"], resumed.body["stoppedAt"]) == (200, False, None)
     # The next get agrees with what stop(false) answered (issue 16 point 6).
     got = api.get(f"{base}/u_ananya/memory")
-    assert got.status == 200 and {k: got.body[k] for k in ("text", "stopped", "stoppedAt")} == {"text": "", "stopped": False, "stoppedAt": None}
+    assert got.status == 200 and {k: got.body[k] for k in ("text", "stopped", "stoppedAt")} == {
+        "text": "",
+        "stopped": False,
+        "stoppedAt": None,
+    }
     assert got.body["readUpTo"] == resumed.body["readUpTo"]
     assert api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["usesMemory"] is True
     assert api.put(f"{base}/u_ananya/memory", {"text": "Likes tea."}).status == 200
@@ -192,7 +216,10 @@ def test_consent_sets_and_clears_agreed_at_and_opens_memory_with_ask_first(api, 
     no = api.post(f"{base}/u_ananya/consent", {"agreed": False})
     assert (no.body["agreed"], no.body["agreedAt"]) == (False, None)
     assert api.get(f"{base}/u_ananya/memory").body["agreedAt"] is None
-    assert api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["memoryOffReason"] == "consent"
+    assert (
+        api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": "u_ananya"}).body["memoryOffReason"]
+        == "consent"
+    )
     bad = api.post(f"{base}/u_ananya/consent", {})
     assert (bad.status, bad.code, bad.body["error"]["field"]) == (400, "invalid_request", "agreed")
     assert Consent.objects.get().source == "api"
@@ -204,13 +231,22 @@ def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, ba
     api.put(f"{base}/u_ananya/memory", {"text": "Works from the Pune office."})
     api.post(f"{base}/u_ananya/consent", {"agreed": True})
     other_agent = agent_services.agent_create(team=team, name="Sales", config={"memorySettings": {"on": True}})
-    services.memory_set(end_user=agent_services.end_user_get_or_create(agent=other_agent, external_id="u_ananya"), text="Likes tea.")
+    services.memory_set(
+        end_user=agent_services.end_user_get_or_create(agent=other_agent, external_id="u_ananya"), text="Likes tea."
+    )
     chat(agent, "u_other", ["Hello"])
     answer = api.delete(f"{base}/u_ananya")
     assert answer.status == 200
     assert answer.body == {
-        "endUserId": "u_ananya", "memories": 1, "lines": 1, "memoryRuns": 1, "conversations": 1,
-        "messages": 1, "actions": 1, "consents": 1, "endUsers": 1,
+        "endUserId": "u_ananya",
+        "memories": 1,
+        "lines": 1,
+        "memoryRuns": 1,
+        "conversations": 1,
+        "messages": 1,
+        "actions": 1,
+        "consents": 1,
+        "endUsers": 1,
     }
     assert not EndUser.objects.filter(agent=agent, external_id="u_ananya").exists()
     assert not Conversation.objects.filter(end_user__external_id="u_ananya", agent=agent).exists()
@@ -290,7 +326,9 @@ def test_before_paging_is_exact_because_no_two_memories_share_an_updated_at(api,
     assert Memory.objects.filter(agent=agent).values("updated_at").distinct().count() == 9
     seen, before = [], None
     for _ in range(6):
-        page = api.get(f"/agents/{agent.public_id}/memories?limit=2" + (f"&before={quote(before)}" if before else "")).body
+        page = api.get(
+            f"/agents/{agent.public_id}/memories?limit=2" + (f"&before={quote(before)}" if before else "")
+        ).body
         seen += [m["endUserId"] for m in page["memories"]]
         if page["next"] is None:
             break
@@ -374,7 +412,9 @@ def test_memory_get_is_one_query_once_the_key_is_known(agent, team, django_asser
     R21 fields come in one statement."""
     from rest_framework.test import APIClient
 
-    services.memory_set(end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Prefers email.")
+    services.memory_set(
+        end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Prefers email."
+    )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {agent_services.api_key_create(team=team, name='q')[1]}")
     path = f"/api/v1/agents/{agent.public_id}/end-users/u_1/memory"
@@ -399,9 +439,16 @@ def test_the_plain_read_renders_exactly_as_the_documented_serializer(agent):
     end_user.refresh_from_db()
     _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_r21")
     expected = {
-        "endUserId": "u_r21", "text": memory.text, "stopped": False, "updatedAt": memory.updated_at,
-        "readUpTo": memory.read_up_to, "lastRun": memory.last_run, "stoppedAt": None,
-        "agreedAt": end_user.consent.agreed_at, "lastChatAt": end_user.last_chat_at, "conversations": 1,
+        "endUserId": "u_r21",
+        "text": memory.text,
+        "stopped": False,
+        "updatedAt": memory.updated_at,
+        "readUpTo": memory.read_up_to,
+        "lastRun": memory.last_run,
+        "stoppedAt": None,
+        "agreedAt": end_user.consent.agreed_at,
+        "lastChatAt": end_user.last_chat_at,
+        "conversations": 1,
     }
     assert MemoryOut(expected).data == api_output(read)
     assert read["lastRun"] is None or set(api_output(read)["lastRun"]) == {"at", "added", "replaced", "removed"}
@@ -409,8 +456,14 @@ def test_the_plain_read_renders_exactly_as_the_documented_serializer(agent):
     agent_services.end_user_get_or_create(agent=agent, external_id="u_new")
     _, empty = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_new")
     assert api_output(empty)["text"] == "" and api_output(empty)["updatedAt"] is None
-    assert api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_nobody") == (True, None)
-    assert api_memory_read(team_id=agent.team_id + 999, agent_public_id=agent.public_id, external_id="u_new") == (False, None)
+    assert api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_nobody") == (
+        True,
+        None,
+    )
+    assert api_memory_read(team_id=agent.team_id + 999, agent_public_id=agent.public_id, external_id="u_new") == (
+        False,
+        None,
+    )
 
 
 def test_an_end_user_id_with_nul_is_refused_or_not_found_never_a_server_error(api, base):

@@ -1,6 +1,7 @@
 """Try, Apply and the instruction check through the API: the Memory tab's jobs, started by a POST
 that answers the job (202), followed by GET, stopped by cancel. In-process (DRF's client); the
 test settings run the queue inline unless a test queues (`queued`)."""
+
 from datetime import timedelta
 
 import pytest
@@ -36,13 +37,19 @@ def call(method, path, key, data=None):
 
 
 def saved_state():
-    return {table: digest for table, digest in database_fingerprint().items() if table not in ("django_q_task", "django_q_ormq")}
+    return {
+        table: digest
+        for table, digest in database_fingerprint().items()
+        if table not in ("django_q_task", "django_q_ormq")
+    }
 
 
 def test_try_answers_a_job_whose_result_shows_each_person_and_saves_nothing(agent, user, key):
     for i in range(3):
         chat_and_remember(agent, f"u_{i}", OFFICE_CHAT, start=T0 + timedelta(hours=i))
-    agent_services.agent_draft_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}, user=user)
+    agent_services.agent_draft_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}, user=user
+    )
     before = saved_state()
     started = call("post", f"/agents/{agent.public_id}/try", key, {"people": 2})
     assert started.status_code == 202, started.content
@@ -74,7 +81,9 @@ def test_one_try_at_a_time_and_cancel(agent, key, queued):
 
 def test_apply_answers_its_progress_and_can_be_cancelled(agent, key, queued):
     chat_and_remember(agent, "u_1", OFFICE_CHAT, start=T0)
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+    )
     started = call("post", f"/agents/{agent.public_id}/apply", key)
     assert started.status_code == 202, started.content
     job = started.json()
@@ -88,7 +97,9 @@ def test_apply_answers_its_progress_and_can_be_cancelled(agent, key, queued):
 
 def test_apply_runs_to_the_end_inline(agent, key):
     chat_and_remember(agent, "u_1", OFFICE_CHAT, start=T0)
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+    )
     job = call("post", f"/agents/{agent.public_id}/apply", key).json()
     done = call("get", f"/agents/{agent.public_id}/apply/{job['id']}", key).json()
     assert done["status"] == "done" and done["reviewed"] == 1
@@ -105,13 +116,23 @@ def test_jobs_need_a_plan_with_memory(db):
 
 def test_the_instruction_check_names_what_they_open_and_changes_nothing(agent, key):
     before = saved_state()
-    answer = call("post", f"/agents/{agent.public_id}/instruction-check", key, {"instructions": "Keep their health conditions. Note their credit score so we can decide on loans."})
+    answer = call(
+        "post",
+        f"/agents/{agent.public_id}/instruction-check",
+        key,
+        {"instructions": "Keep their health conditions. Note their credit score so we can decide on loans."},
+    )
     assert answer.status_code == 200, answer.content
     body = answer.json()
     assert "health" in {opened["code"] for opened in body["opened"]}
     assert body["decisions"] == ["lending"]
     assert body["recommendAskFirst"] is True and body["guidance"]
-    calm = call("post", f"/agents/{agent.public_id}/instruction-check", key, {"instructions": "Keep which office they work from.", "askFirst": True}).json()
+    calm = call(
+        "post",
+        f"/agents/{agent.public_id}/instruction-check",
+        key,
+        {"instructions": "Keep which office they work from.", "askFirst": True},
+    ).json()
     assert calm["opened"] == [] and calm["decisions"] == [] and calm["recommendAskFirst"] is False
     assert saved_state() == before
 
@@ -137,4 +158,7 @@ def test_over_http_try_apply_and_the_check(live_server, team, agent):
     applied = api.post(f"{base}/apply")
     assert applied.status == 202 and api.get(f"{base}/apply/{applied.body['id']}").body["reviewed"] == 1
     assert api.post(f"{base}/apply/{applied.body['id']}/cancel").body["status"] == "done"
-    assert api.post(f"{base}/instruction-check", {"instructions": "Keep their religion."}).body["opened"][0]["code"] == "religion"
+    assert (
+        api.post(f"{base}/instruction-check", {"instructions": "Keep their religion."}).body["opened"][0]["code"]
+        == "religion"
+    )

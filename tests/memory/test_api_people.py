@@ -1,5 +1,6 @@
 """The people an agent has met, their conversations, the export and the team-wide erase:
 in-process (DRF's client) for the answers, one live-server case per new path family."""
+
 from datetime import timedelta
 from urllib.parse import quote
 
@@ -34,7 +35,9 @@ def chat(agent, external_id, texts, *, memory=True, at=None):
     at = at or timezone.now() - timedelta(hours=1)
     conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
     for i, text in enumerate(texts):
-        agent_services.message_record(conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1))
+        agent_services.message_record(
+            conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1)
+        )
     return conversation
 
 
@@ -43,7 +46,9 @@ def chat(agent, external_id, texts, *, memory=True, at=None):
 
 def test_the_list_has_everyone_met_with_or_without_a_memory(agent, key):
     chat(agent, "u_chat_only", ["Hello."])
-    services.memory_set(end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_kept"), text="Likes tea.")
+    services.memory_set(
+        end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_kept"), text="Likes tea."
+    )
     stopped = agent_services.end_user_get_or_create(agent=agent, external_id="u_stopped")
     services.memory_stop(end_user=stopped)
     consent_set(end_user=stopped, agreed=True, source="api")
@@ -58,8 +63,18 @@ def test_the_list_has_everyone_met_with_or_without_a_memory(agent, key):
     assert people["u_stopped"]["stopped"] is True and people["u_stopped"]["hasMemory"] is True
     assert people["u_stopped"]["agreedAt"] is not None and people["u_stopped"]["stoppedAt"] is not None
     assert set(people["u_kept"]) == {
-        "endUserId", "firstSeenAt", "hasMemory", "text", "stopped", "updatedAt", "readUpTo", "lastRun",
-        "stoppedAt", "agreedAt", "lastChatAt", "conversations",
+        "endUserId",
+        "firstSeenAt",
+        "hasMemory",
+        "text",
+        "stopped",
+        "updatedAt",
+        "readUpTo",
+        "lastRun",
+        "stoppedAt",
+        "agreedAt",
+        "lastChatAt",
+        "conversations",
     }
 
 
@@ -69,7 +84,11 @@ def test_q_matches_the_id_prefix_and_paging_sees_everyone_once(agent, key):
         end_user = agent_services.end_user_get_or_create(agent=agent, external_id=f"{'cust' if i % 2 else 'lead'}_{i}")
         EndUser.objects.filter(pk=end_user.pk).update(created_at=at - timedelta(seconds=i // 3))  # ties
     base = f"/agents/{agent.public_id}/end-users"
-    assert {p["endUserId"] for p in call("get", f"{base}?q=cust_", key).json()["endUsers"]} == {"cust_1", "cust_3", "cust_5"}
+    assert {p["endUserId"] for p in call("get", f"{base}?q=cust_", key).json()["endUsers"]} == {
+        "cust_1",
+        "cust_3",
+        "cust_5",
+    }
     assert call("get", f"{base}?q=CUST", key).json()["endUsers"] == []
     seen, cursor = [], None
     while True:
@@ -95,7 +114,11 @@ def test_their_conversations_newest_first_and_404_for_someone_never_met(agent, k
     assert [c["id"] for c in body["conversations"]] == [second.public_id, first.public_id]
     assert body["conversations"][0]["usesMemory"] is False and body["conversations"][0]["lastActivityAt"]
     one = call("get", f"{base}?limit=1", key).json()
-    assert one["next"] and call("get", f"{base}?limit=1&cursor={one['next']['cursor']}", key).json()["conversations"][0]["id"] == first.public_id
+    assert (
+        one["next"]
+        and call("get", f"{base}?limit=1&cursor={one['next']['cursor']}", key).json()["conversations"][0]["id"]
+        == first.public_id
+    )
     missing = call("get", f"/agents/{agent.public_id}/end-users/u_nobody/conversations", key)
     assert (missing.status_code, missing.json()["error"]["code"]) == (404, "end_user_not_found")
 
@@ -160,7 +183,9 @@ def test_team_wide_erase_removes_them_on_every_agent_of_the_team_only(team, agen
 def test_over_http_list_export_and_erase_an_id_with_a_slash(live_server, team, agent):
     api = api_for(live_server, team)
     chat(agent, "shop/42", ["Hello."])
-    assert [p["endUserId"] for p in api.get(f"/agents/{agent.public_id}/end-users?q=shop%2F").body["endUsers"]] == ["shop/42"]
+    assert [p["endUserId"] for p in api.get(f"/agents/{agent.public_id}/end-users?q=shop%2F").body["endUsers"]] == [
+        "shop/42"
+    ]
     path = f"/agents/{agent.public_id}/end-users/{quote('shop/42', safe='/')}"
     assert api.get(f"{path}/export").body["conversations"][0]["messages"][0]["text"] == "Hello."
     assert api.get(f"{path}/conversations").status == 200

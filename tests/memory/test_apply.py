@@ -1,5 +1,6 @@
 """Apply to what is already kept (R19): a background job that reviews every memory against the
 published instructions, in batches, resumable, cancellable, never adding a line."""
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -28,7 +29,9 @@ def seed(agent, n_office=6, n_contact=4):
 
 
 def publish_leave_out_offices(agent):
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+    )
 
 
 @pytest.fixture
@@ -73,10 +76,14 @@ def test_apply_reviews_every_memory_against_the_published_version_and_adds_nothi
 
 def test_a_model_that_adds_a_line_is_refused_and_counted(agent, user, openai_engine):
     remembered(agent, "u_1", CONTACT)
-    openai_engine.default = chat_json({"operations": [
-        {"op": "keep", "line": 1, "text": None, "sources": []},
-        {"op": "add", "line": None, "text": "Works from the Delhi office.", "sources": []},
-    ]})
+    openai_engine.default = chat_json(
+        {
+            "operations": [
+                {"op": "keep", "line": 1, "text": None, "sources": []},
+                {"op": "add", "line": None, "text": "Works from the Delhi office.", "sources": []},
+            ]
+        }
+    )
     job = apply.apply_start(agent=agent, user=user)
     job.refresh_from_db()
     assert (job.status, job.reviewed, job.changed) == ("done", 1, 0)
@@ -87,9 +94,13 @@ def test_a_model_that_adds_a_line_is_refused_and_counted(agent, user, openai_eng
 
 def test_a_replacement_holding_a_card_number_is_dropped_by_the_guards(agent, user, openai_engine):
     remembered(agent, "u_1", CONTACT)
-    openai_engine.default = chat_json({"operations": [
-        {"op": "replace", "line": 1, "text": "Pays with card 4111 1111 1111 1111.", "sources": []},
-    ]})
+    openai_engine.default = chat_json(
+        {
+            "operations": [
+                {"op": "replace", "line": 1, "text": "Pays with card 4111 1111 1111 1111.", "sources": []},
+            ]
+        }
+    )
     job = apply.apply_start(agent=agent, user=user)
     job.refresh_from_db()
     assert job.dropped == {"card_number": 1} and job.changed == 0
@@ -246,7 +257,9 @@ def test_a_running_job_polls_shows_progress_and_can_be_cancelled(member_client, 
     status = reverse("memory:apply_status", args=[agent.public_id, job.pk])
     page = member_client.get(status, HTTP_HX_REQUEST="true").content.decode()
     assert 'hx-trigger="every 1s"' in page and 'value="1"' in page and "25%" in page
-    page = member_client.post(reverse("memory:apply_cancel", args=[agent.public_id, job.pk]), HTTP_HX_REQUEST="true").content.decode()
+    page = member_client.post(
+        reverse("memory:apply_cancel", args=[agent.public_id, job.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "Cancelling" in page
     apply.apply_job_step(job.pk)
     # The poll that sees the end swaps only the card (no reload: nothing typed elsewhere is lost).
@@ -281,7 +294,9 @@ def test_apply_records_a_batch_of_reviews_in_a_fixed_number_of_statements(agent,
     for n in (3, 12):
         Memory.objects.filter(agent=agent).delete()
         seed(agent, n_office=n, n_contact=0)
-        agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": f"Do not keep office locations ({n})."}})
+        agent_services.agent_update(
+            agent=agent, changes={"memorySettings": {"instructions": f"Do not keep office locations ({n})."}}
+        )
         job = apply.apply_start(agent=agent, user=user)
         with CaptureQueriesContext(connection) as queries:
             assert apply.apply_job_step(job.pk, enqueue_next=False) == "done"

@@ -1,5 +1,6 @@
 """Apply's confirm step and preview (issue 15): how many memories, against which version; a
 sample reviewed as Apply would, with the lines it would remove, and nothing saved."""
+
 from django.urls import reverse
 
 from memory.models import ApplyJob, MemoryRun

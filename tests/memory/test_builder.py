@@ -1,5 +1,6 @@
 """The Builder (PRODUCT "The Builder"; R1-R3): plain words become a draft through the same
 validation as everywhere, the reply says what changed, and nothing is published."""
+
 import json
 
 import pytest
@@ -18,7 +19,9 @@ from ..fake_openai import chat_json
 
 def test_the_issue_sentence_changes_the_draft_and_waits_for_publish(agent, user):
     services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
-    result = builder_message(agent=agent, message="turn on memory, keep which office they work from, and ask first", user=user)
+    result = builder_message(
+        agent=agent, message="turn on memory, keep which office they work from, and ask first", user=user
+    )
     draft = AgentDraft.objects.get(agent=agent)
     ms = draft.config["memorySettings"]
     assert ms["on"] is True and ms["askFirst"] is True
@@ -63,14 +66,18 @@ def test_the_offline_rules_understand_the_common_phrasings(message, expected):
 
 
 def test_the_offline_rules_read_keep_and_leave_out_and_say_what_they_did_not_understand():
-    out = builder_changes({"message": "Keep their preferred language and role, leave out office locations, and make it sing"})
+    out = builder_changes(
+        {"message": "Keep their preferred language and role, leave out office locations, and make it sing"}
+    )
     assert out["keep"] == ["their preferred language and role"]
     assert out["leave_out"] == ["office locations"]
     assert out["not_understood"] == ["make it sing"]
 
 
 def test_leaving_out_a_thing_replaces_the_sentence_that_kept_it():
-    text, added, removed = edit_instructions("Keep which office they work from. Reply in English.", keep=[], leave_out=["office locations"])
+    text, added, removed = edit_instructions(
+        "Keep which office they work from. Reply in English.", keep=[], leave_out=["office locations"]
+    )
     assert text == "Reply in English. Leave out office locations."
     assert added == ["Leave out office locations."] and removed == ["Keep which office they work from."]
     again, added, _ = edit_instructions(text, keep=[], leave_out=["office locations"])
@@ -80,7 +87,11 @@ def test_leaving_out_a_thing_replaces_the_sentence_that_kept_it():
 def test_a_value_the_validation_refuses_changes_nothing_and_the_reply_says_why(agent, user):
     result = builder_message(agent=agent, message="quiet minutes 7", user=user)
     assert result["changes"] == []
-    assert "Quiet for: choose 5, 15, 30 or 60 minutes." in result["reply"] and "quietMinutes" not in result["reply"] and "Nothing changed." in result["reply"]
+    assert (
+        "Quiet for: choose 5, 15, 30 or 60 minutes." in result["reply"]
+        and "quietMinutes" not in result["reply"]
+        and "Nothing changed." in result["reply"]
+    )
     assert result["draft"] is None
     assert not AgentDraft.objects.filter(agent=agent).exists()
 
@@ -125,11 +136,26 @@ def test_an_empty_or_too_long_message_is_an_error(agent):
 
 
 def test_the_model_engine_reads_the_words_and_the_code_validates(agent, user, openai_engine):
-    openai_engine.script.append(chat_json({
-        "set": {"on": None, "keepForDays": 45, "quietMinutes": 5, "showSwitch": None, "askFirst": True, "privacyUrl": None},
-        "keep": ["their preferred language"], "leave_out": [], "not_understood": [],
-    }))
-    result = builder_message(agent=agent, message="Remember their language, ask first, 5 quiet minutes, 45 days", user=user)
+    openai_engine.script.append(
+        chat_json(
+            {
+                "set": {
+                    "on": None,
+                    "keepForDays": 45,
+                    "quietMinutes": 5,
+                    "showSwitch": None,
+                    "askFirst": True,
+                    "privacyUrl": None,
+                },
+                "keep": ["their preferred language"],
+                "leave_out": [],
+                "not_understood": [],
+            }
+        )
+    )
+    result = builder_message(
+        agent=agent, message="Remember their language, ask first, 5 quiet minutes, 45 days", user=user
+    )
     sent = openai_engine.requests[0]["json"]
     assert sent["response_format"]["json_schema"]["name"] == "builder_changes"
     assert json.loads(sent["messages"][1]["content"])["message"].startswith("Remember their language")
@@ -147,10 +173,23 @@ def test_a_model_answer_in_the_wrong_shape_changes_nothing(agent, user, openai_e
 
 
 def test_a_model_value_of_the_wrong_type_is_refused_by_the_validation(agent, user, openai_engine):
-    openai_engine.script.append(chat_json({
-        "set": {"on": None, "keepForDays": None, "quietMinutes": "15", "showSwitch": None, "askFirst": None, "privacyUrl": None},
-        "keep": [], "leave_out": [], "not_understood": [],
-    }))
+    openai_engine.script.append(
+        chat_json(
+            {
+                "set": {
+                    "on": None,
+                    "keepForDays": None,
+                    "quietMinutes": "15",
+                    "showSwitch": None,
+                    "askFirst": None,
+                    "privacyUrl": None,
+                },
+                "keep": [],
+                "leave_out": [],
+                "not_understood": [],
+            }
+        )
+    )
     result = builder_message(agent=agent, message="quiet 15", user=user)
     assert "Quiet for: choose 5, 15, 30 or 60 minutes." in result["reply"] and result["changes"] == []
     assert not AgentDraft.objects.filter(agent=agent).exists()

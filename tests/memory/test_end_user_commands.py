@@ -1,5 +1,6 @@
 """An end user's own requests in any chat (R22): "stop remembering me", "forget ...", "what do you
 remember about me?", answered before any model is asked, whether or not the chat uses memory."""
+
 import ast
 from datetime import timedelta
 from pathlib import Path
@@ -8,10 +9,11 @@ import pytest
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from agents import chat, services as agent_services
+from agents import chat
+from agents import services as agent_services
 from agents.models import Conversation, UsageDay
-from memory.models import Memory, MemoryRun
 from memory.end_user_commands import REPLIES, recognise
+from memory.models import Memory, MemoryRun
 from memory.services import memory_set, memory_sweep
 
 LINES = [
@@ -64,7 +66,9 @@ def test_nothing_said_after_stopping_is_kept(agent):
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
     start = timezone.now()
     chat.conversation_send(conversation=conversation, text="stop remembering me", now=start)
-    chat.conversation_send(conversation=conversation, text="I work from the Delhi office.", now=start + timedelta(minutes=1))
+    chat.conversation_send(
+        conversation=conversation, text="I work from the Delhi office.", now=start + timedelta(minutes=1)
+    )
     memory_sweep(now=start + timedelta(minutes=30), run_inline=True)
     memory = Memory.objects.get(end_user=end_user)
     assert memory.text == "" and memory.stopped_at is not None
@@ -151,10 +155,14 @@ def test_a_forgotten_line_does_not_come_back_from_what_was_said_before(agent):
     control = remembered(agent, "u_2", lines=["Prefers email over phone."])
     for external_id, end_user in (("u_1", forgetful), ("u_2", control)):
         conversation = agent_services.conversation_start(agent=agent, external_id=external_id, now=start)
-        chat.conversation_send(conversation=conversation, text="I work from the Pune office.", now=start + timedelta(minutes=1))
+        chat.conversation_send(
+            conversation=conversation, text="I work from the Pune office.", now=start + timedelta(minutes=1)
+        )
         if end_user == forgetful:
             turn = chat.conversation_send(
-                conversation=conversation, text="Actually, forget that I work from Pune", now=start + timedelta(minutes=2)
+                conversation=conversation,
+                text="Actually, forget that I work from Pune",
+                now=start + timedelta(minutes=2),
             )
             assert turn.handled_as_request and "won't keep it from what you said earlier" in turn.reply.text
     memory_sweep(now=start + timedelta(minutes=40), run_inline=True)
@@ -212,7 +220,10 @@ def test_what_do_you_remember_when_there_is_nothing_or_it_was_stopped(agent):
         "I don't remember anything about you yet."
     )
     chat.conversation_send(conversation=conversation, text="stop remembering me")
-    assert "you asked me to stop" in chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
+    assert (
+        "you asked me to stop"
+        in chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
+    )
 
 
 def test_hindi_and_spanish_what_do_you_remember(agent):
@@ -244,7 +255,9 @@ def test_requests_work_when_memory_is_off_for_the_conversation(agent):
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
     assert not conversation.uses_memory
     shown = chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
-    assert "Works from the Pune office." not in shown and "This chat does not use memory" in shown  # it uses nothing remembered
+    assert (
+        "Works from the Pune office." not in shown and "This chat does not use memory" in shown
+    )  # it uses nothing remembered
     chat.conversation_send(conversation=conversation, text="forget that I work from Pune")
     assert "Works from the Pune office." not in lines_of(end_user)
     chat.conversation_send(conversation=conversation, text="stop remembering me")

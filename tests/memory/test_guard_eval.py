@@ -1,6 +1,7 @@
 """The guard evaluation (tests/eval/guards.jsonl, issues 10 and 19) through the real writer with a
 scripted engine and through set: no forbidden line is kept, every control is kept, and every kind the
 guards cover has at least three positives and one close negative."""
+
 from collections import Counter
 from io import StringIO
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Every write path runs the same normalised guard (issue 10): a slashed card number, which the old
 guard let through ("4242/4242/4242/4242"), is refused by the writer, Apply's replace, the API's set, the
 Memory tab's line edit, Replace all and the Builder, and nothing of it is stored."""
+
 from datetime import timedelta
 
 import pytest
@@ -27,10 +28,16 @@ def _url(name, memory, *extra):
 def test_the_writer_drops_a_slashed_card_a_model_offers(agent, openai_engine):
     conversation, last = chat(agent, "u_1", [("user", f"Charge my card {SLASHED} please, and email me the receipt.")])
     message_id = f"m{conversation.messages.get(kind='user').pk}"
-    openai_engine.script.append(chat_json({"operations": [
-        {"op": "add", "line": None, "text": f"Pays with card {SLASHED}.", "sources": [message_id]},
-        {"op": "add", "line": None, "text": "Prefers the receipt by email.", "sources": [message_id]},
-    ]}))
+    openai_engine.script.append(
+        chat_json(
+            {
+                "operations": [
+                    {"op": "add", "line": None, "text": f"Pays with card {SLASHED}.", "sources": [message_id]},
+                    {"op": "add", "line": None, "text": "Prefers the receipt by email.", "sources": [message_id]},
+                ]
+            }
+        )
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     memory = Memory.objects.get(end_user__external_id="u_1")
     assert memory.lines == ["Prefers the receipt by email."]
@@ -39,9 +46,13 @@ def test_the_writer_drops_a_slashed_card_a_model_offers(agent, openai_engine):
 
 def test_apply_drops_a_replace_holding_a_slashed_card(agent, user, openai_engine):
     remembered(agent, "u_1", LINES)
-    openai_engine.default = chat_json({"operations": [
-        {"op": "replace", "line": 1, "text": f"Pays with card {SLASHED}.", "sources": []},
-    ]})
+    openai_engine.default = chat_json(
+        {
+            "operations": [
+                {"op": "replace", "line": 1, "text": f"Pays with card {SLASHED}.", "sources": []},
+            ]
+        }
+    )
     job = apply.apply_start(agent=agent, user=user)
     job.refresh_from_db()
     assert job.dropped == {"card_number": 1} and job.changed == 0
@@ -58,7 +69,9 @@ def test_the_api_set_refuses_a_slashed_card(live_server, team, agent):
 
 def test_the_tab_line_edit_refuses_a_slashed_card_and_says_why_without_the_number(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
-    response = member_client.post(_url("line_edit", memory, 1), {"text": f"Card {SLASHED}", "was": "Prefers email over phone."}, **HTMX)
+    response = member_client.post(
+        _url("line_edit", memory, 1), {"text": f"Card {SLASHED}", "was": "Prefers email over phone."}, **HTMX
+    )
     page = response.content.decode()
     refused = page.split('data-testid="refused"')[1].split("</div>")[0]
     assert "looks like a card number" in refused
@@ -103,11 +116,24 @@ def test_every_shape_of_a_card_is_refused_by_set(agent, text):
 
 
 HOSTILE = [
-    "Takes metformin every morning.", "Goes to mass every Sunday.", "Is a Labour supporter.", "Is Korean-American.",
-    "Has $20,000 saved.", "Chats with us for company.", "Raj from their team prefers Slack.",
-    "Can approve refunds without checks.", "Está embarazada.", "Ist arbeitslos.", "उन्हें मधुमेह है।",
-    "Mi contraseña es girasol", "hunter2 is my password", "mera password hunter2 hai", "Door code 4821#",
-    "Aadhaar 2345.6789.0124", "SSN 536.22.1234", "IBAN DE89 3704 0044 0532 0130 00",
+    "Takes metformin every morning.",
+    "Goes to mass every Sunday.",
+    "Is a Labour supporter.",
+    "Is Korean-American.",
+    "Has $20,000 saved.",
+    "Chats with us for company.",
+    "Raj from their team prefers Slack.",
+    "Can approve refunds without checks.",
+    "Está embarazada.",
+    "Ist arbeitslos.",
+    "उन्हें मधुमेह है।",
+    "Mi contraseña es girasol",
+    "hunter2 is my password",
+    "mera password hunter2 hai",
+    "Door code 4821#",
+    "Aadhaar 2345.6789.0124",
+    "SSN 536.22.1234",
+    "IBAN DE89 3704 0044 0532 0130 00",
 ]
 
 
@@ -116,10 +142,16 @@ def test_a_hostile_model_citing_real_messages_gets_nothing_stored(agent, openai_
     # only the guards on content stand between the model and the memory.
     conversation, last = chat(agent, "u_1", [("user", " ".join(HOSTILE)), ("user", "Please email me.")])
     ids = [f"m{m.pk}" for m in conversation.messages.filter(kind="user").order_by("pk")]
-    openai_engine.script.append(chat_json({"operations": [
-        *({"op": "add", "line": None, "text": text, "sources": ids} for text in HOSTILE),
-        {"op": "add", "line": None, "text": "Prefers email.", "sources": ids},
-    ]}))
+    openai_engine.script.append(
+        chat_json(
+            {
+                "operations": [
+                    *({"op": "add", "line": None, "text": text, "sources": ids} for text in HOSTILE),
+                    {"op": "add", "line": None, "text": "Prefers email.", "sources": ids},
+                ]
+            }
+        )
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     memory = Memory.objects.get(end_user__external_id="u_1")
     assert memory.lines == ["Prefers email."]

@@ -5,6 +5,7 @@ Most tests here run the writer with a scripted engine (a trigger word in a messa
 line, citing it), so what they check is the lifecycle, not the offline rules; the guards in code
 (`memory.policy`) are the real ones.
 """
+
 from datetime import timedelta
 
 import pytest
@@ -19,9 +20,9 @@ from agents import services as agent_services
 from agents.engines import EngineError, EngineResult
 from agents.models import AgentVersion, Conversation
 from memory import apply, services, writer
-from memory.models import ApplyJob, Memory, MemoryRun
 from memory.end_user_commands import recognise
 from memory.instructions import instruction_checks
+from memory.models import ApplyJob, Memory, MemoryRun
 
 FACTS = {
     "pune": "Works from the Pune office.",
@@ -123,7 +124,9 @@ def test_try_never_replays_chats_from_before_a_delete_expiry_or_forget(agent, en
     _, later = say(agent, "u_1", "I'm allergic to peanuts, please email me.", at=last + timedelta(days=121))
     sweep(later + timedelta(hours=1))
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=later + timedelta(hours=2))
-    chat.conversation_send(conversation=conversation, text="forget that I prefer email", now=later + timedelta(hours=2, minutes=1))
+    chat.conversation_send(
+        conversation=conversation, text="forget that I prefer email", now=later + timedelta(hours=2, minutes=1)
+    )
     config = AgentVersion.objects.published(agent).config
     draft = {**config, "memorySettings": {**config["memorySettings"], "instructions": "Keep food allergies."}}
     person = trial.trial_run(agent=agent, config=draft, engine=Scripted(), now=later + timedelta(days=1)).people[0]
@@ -191,7 +194,10 @@ def test_replace_all_is_prefilled_with_the_lines_not_template_source(member_clie
     assert "{{" not in page and "join" not in box
     assert 'data-testid="horizon">with their first chat' in page
     # Saving the box as the browser sends it changes nothing.
-    member_client.post(reverse("memory:replace", args=[agent.public_id, end_user.pk]), {"text": "Prefers email over phone.\nSpeaks Hindi."})
+    member_client.post(
+        reverse("memory:replace", args=[agent.public_id, end_user.pk]),
+        {"text": "Prefers email over phone.\nSpeaks Hindi."},
+    )
     assert lines(agent, "u_1") == ["Prefers email over phone.", "Speaks Hindi."]
 
 
@@ -305,7 +311,9 @@ def test_a_chat_without_memory_tells_its_agent_so_and_the_offline_agent_answers_
     services.memory_set(end_user=end_user_of(agent, "u_1"), text="Works from the Pune office.")
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
     assert "This chat does not use memory" in chat.system_prompt(conversation)
-    reply = chat.conversation_send(conversation=conversation, text="Hey, do you remember anything about me from before?").reply.text
+    reply = chat.conversation_send(
+        conversation=conversation, text="Hey, do you remember anything about me from before?"
+    ).reply.text
     assert "does not use memory" in reply and "Pune" not in reply
     with_memory = agent_services.conversation_start(agent=agent, external_id="u_1")
     assert "does not use memory" not in chat.system_prompt(with_memory)
@@ -372,7 +380,9 @@ def test_writes_that_would_tie_move_on_by_a_microsecond(agent, engine):
 def test_resume_reviews_again_the_memories_whose_review_failed(agent, user, monkeypatch):
     for i in range(4):
         services.memory_set(end_user=end_user_of(agent, f"u_{i}"), text="Works from the Pune office.\nSpeaks Hindi.")
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+    )
     monkeypatch.setattr("django_q.tasks.async_task", lambda *a, **k: None)
     job = apply.apply_start(agent=agent, user=user)
     flaky = {"n": 0}
@@ -383,7 +393,10 @@ def test_resume_reviews_again_the_memories_whose_review_failed(agent, user, monk
             if flaky["n"] == 2:  # the second memory's review fails once; the job goes on
                 raise EngineError("The model did not answer in time.", code="model_timeout")
             lines_ = kwargs["payload"]["lines"]
-            ops = [{"op": "remove" if "Pune" in l["text"] else "keep", "line": l["n"], "text": None, "sources": []} for l in lines_]
+            ops = [
+                {"op": "remove" if "Pune" in line["text"] else "keep", "line": line["n"], "text": None, "sources": []}
+                for line in lines_
+            ]
             return EngineResult(data={"operations": ops}, engine=self.name)
 
     assert apply.apply_job_step(job.pk, engine=Flaky(), enqueue_next=False) == "done"
@@ -429,9 +442,15 @@ def test_a_malformed_answer_reads_nothing_and_is_retried(agent, monkeypatch, ans
 
 def test_a_forget_keeps_everything_else_said_in_that_chat(agent, engine):
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=T0)
-    for minute, text in enumerate(["I work from the Pune office.", "Please email me, never call.", "I also speak Hindi."], 1):
-        agent_services.message_record(conversation=conversation, kind="user", text=text, now=T0 + timedelta(minutes=minute))
-    turn = chat.conversation_send(conversation=conversation, text="Actually, forget that I work from Pune", now=T0 + timedelta(minutes=4))
+    for minute, text in enumerate(
+        ["I work from the Pune office.", "Please email me, never call.", "I also speak Hindi."], 1
+    ):
+        agent_services.message_record(
+            conversation=conversation, kind="user", text=text, now=T0 + timedelta(minutes=minute)
+        )
+    turn = chat.conversation_send(
+        conversation=conversation, text="Actually, forget that I work from Pune", now=T0 + timedelta(minutes=4)
+    )
     assert turn.handled_as_request
     chat_after = T0 + timedelta(minutes=5)
     agent_services.message_record(conversation=conversation, kind="user", text="Thanks!", now=chat_after)

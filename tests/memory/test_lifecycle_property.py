@@ -15,6 +15,7 @@ The writer runs inline (the sweep's `run_inline`; Apply runs through django-q's 
 test settings) with a scripted model, so the subject is the lifecycle, not the queue or the rules.
 Bounded: 60 sequences of up to 30 steps, about twenty seconds.
 """
+
 from datetime import timedelta
 from itertools import count
 
@@ -41,7 +42,11 @@ FACTS = {  # trigger word in a message -> the line the scripted model proposes
     **{f"topic{n}": f"Likes topic {n}." for n in range(36)},  # enough to reach the 30-line cap
 }
 SAY = {"pune": "I work from the Pune office.", "email": "Please email me.", "peanut": "I'm allergic to peanuts."}
-FORGET = {"pune": "forget that I work from Pune", "email": "forget that I prefer email", "peanut": "forget that I'm allergic to peanuts"}
+FORGET = {
+    "pune": "forget that I work from Pune",
+    "email": "forget that I prefer email",
+    "peanut": "forget that I'm allergic to peanuts",
+}
 
 
 class Scripted:
@@ -69,7 +74,9 @@ class Scripted:
 
 user_index = st.integers(min_value=0, max_value=len(USERS) - 1)
 named = st.sampled_from(["pune", "email", "peanut"])
-topics = st.lists(st.integers(0, 35), min_size=1, max_size=14, unique=True).map(lambda ns: " ".join(f"topic{n}" for n in ns))
+topics = st.lists(st.integers(0, 35), min_size=1, max_size=14, unique=True).map(
+    lambda ns: " ".join(f"topic{n}" for n in ns)
+)
 fact = st.one_of(named, named, named, topics)
 chat_step = st.tuples(st.just("chat"), user_index, fact, st.booleans(), st.sampled_from([True, True, True, False]))
 sweep_step = st.tuples(st.just("sweep"), st.integers(min_value=0, max_value=120))
@@ -123,7 +130,9 @@ class World:
     def chat(self, u, word, new_chat, memory_flag):
         conversation = self.open.get(u)
         if new_chat or conversation is None:
-            conversation = agent_services.conversation_start(agent=self.agent, external_id=u, memory=memory_flag, now=self.now)
+            conversation = agent_services.conversation_start(
+                agent=self.agent, external_id=u, memory=memory_flag, now=self.now
+            )
             self.open[u] = conversation
         self.tick()
         text = SAY.get(word, f"I like {word}.")
@@ -143,7 +152,9 @@ class World:
             new = (set(memory.lines) if memory else set()) - before[u]
             if ALLERGY in new:  # read under the stricter of the chat's version and the published one
                 assert opens_now, "an allergy was kept while the published version leaves allergies out"
-                assert any(w == "peanut" and opens for _, w, opens in self.allowed(u)), "kept from a chat begun on a version that left it out"
+                assert any(w == "peanut" and opens for _, w, opens in self.allowed(u)), (
+                    "kept from a chat begun on a version that left it out"
+                )
 
     def stop(self, u, stop=True):
         self.tick()
@@ -181,7 +192,9 @@ class World:
         agent_services.agent_update(agent=self.agent, changes={"memorySettings": {"on": on}})
 
     def version(self, opens):
-        agent_services.agent_update(agent=self.agent, changes={"memorySettings": {"instructions": OPENS_ALLERGIES if opens else ""}})
+        agent_services.agent_update(
+            agent=self.agent, changes={"memorySettings": {"instructions": OPENS_ALLERGIES if opens else ""}}
+        )
 
     def apply(self):
         before = {u: set(self.memory(u).lines) if self.memory(u) else set() for u in USERS}
@@ -207,7 +220,8 @@ class World:
         return [
             (at, word, opens)
             for at, word, opens in self.said[u]
-            if (self.barrier[u] is None or at > self.barrier[u]) and (word not in self.forgot[u] or at > self.forgot[u][word])
+            if (self.barrier[u] is None or at > self.barrier[u])
+            and (word not in self.forgot[u] or at > self.forgot[u][word])
         ]
 
     def check(self):
@@ -220,9 +234,13 @@ class World:
             if memory.stopped_at is not None:
                 assert memory.text == ""
             sources = {FACTS[word] for _, word, _ in self.allowed(u)}
-            assert set(lines) <= sources, f"{u}: {set(lines) - sources} came back from before a stop, delete, forget or expiry"
+            assert set(lines) <= sources, (
+                f"{u}: {set(lines) - sources} came back from before a stop, delete, forget or expiry"
+            )
             if self.read_up_to[u] is not None:
-                assert memory.read_up_to is not None and memory.read_up_to >= self.read_up_to[u], "read_up_to moved back"
+                assert memory.read_up_to is not None and memory.read_up_to >= self.read_up_to[u], (
+                    "read_up_to moved back"
+                )
             self.read_up_to[u] = memory.read_up_to
             note = render_note(note_lines(memory))
             stale = Conversation.objects.filter(end_user=memory.end_user, uses_memory=True).exclude(memory_note=note)
@@ -239,18 +257,46 @@ class World:
 @given(steps=st.lists(step, min_size=1, max_size=30))
 # The sequences each promise was first broken by, always run beside the random ones.
 @example(steps=[("chat", 0, "pune", True, True), ("delete", 0), ("chat", 0, "email", False, True), ("sweep", 60)])
-@example(steps=[("chat", 0, "pune", True, True), ("sweep", 60), ("chat", 0, "email", True, True), ("retention", 40), ("chat", 0, "peanut", True, True), ("sweep", 60)])
-@example(steps=[("chat", 0, "pune", True, True), ("stop", 0), ("retention", 40), ("resume", 0), ("chat", 0, "email", True, True), ("sweep", 60)])
+@example(
+    steps=[
+        ("chat", 0, "pune", True, True),
+        ("sweep", 60),
+        ("chat", 0, "email", True, True),
+        ("retention", 40),
+        ("chat", 0, "peanut", True, True),
+        ("sweep", 60),
+    ]
+)
+@example(
+    steps=[
+        ("chat", 0, "pune", True, True),
+        ("stop", 0),
+        ("retention", 40),
+        ("resume", 0),
+        ("chat", 0, "email", True, True),
+        ("sweep", 60),
+    ]
+)
 @example(steps=[("chat", 0, "peanut", True, True), ("version", True), ("sweep", 60)])
 @example(steps=[("version", True), ("chat", 0, "peanut", True, True), ("version", False), ("sweep", 60), ("apply",)])
-@example(steps=[("chat", 0, "pune", True, True), ("chat", 0, "email", False, True), ("forget", 0, "pune"), ("sweep", 60)])
-@example(steps=[("chat", 0, " ".join(f"topic{n}" for n in range(18)), True, True), ("chat", 0, " ".join(f"topic{n}" for n in range(18, 36)), True, True), ("sweep", 60)])
+@example(
+    steps=[("chat", 0, "pune", True, True), ("chat", 0, "email", False, True), ("forget", 0, "pune"), ("sweep", 60)]
+)
+@example(
+    steps=[
+        ("chat", 0, " ".join(f"topic{n}" for n in range(18)), True, True),
+        ("chat", 0, " ".join(f"topic{n}" for n in range(18, 36)), True, True),
+        ("sweep", 60),
+    ]
+)
 def test_the_memorys_promises_hold_over_any_sequence(team, monkeypatch, steps):
     scripted = Scripted()
     monkeypatch.setattr(writer, "get_engine", lambda: scripted)
     monkeypatch.setattr(chat, "get_engine", lambda: scripted)
     agent = agent_services.agent_create(
-        team=team, name=f"Prop {next(_agents)}", config={"memorySettings": {"on": True, "quietMinutes": 15, "keepForDays": 30}}
+        team=team,
+        name=f"Prop {next(_agents)}",
+        config={"memorySettings": {"on": True, "quietMinutes": 15, "keepForDays": 30}},
     )
     world = World(agent)
     for action, *args in steps:

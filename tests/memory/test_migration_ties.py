@@ -1,5 +1,6 @@
 """Migration 0004 (issue 9): memories of an agent that shared an updated_at before the unique index
 are spread a microsecond apart, so the index can be built on a database with real data."""
+
 from datetime import timedelta
 
 import pytest

@@ -168,7 +168,14 @@ def test_office_and_location():
 
 
 def test_role_and_setup():
-    ops = run(["I'm a finance manager at Acme.", "We're on the Pro plan and I use the Android app.", "We use Slack and HubSpot.", "I'm on Windows 11."])
+    ops = run(
+        [
+            "I'm a finance manager at Acme.",
+            "We're on the Pro plan and I use the Android app.",
+            "We use Slack and HubSpot.",
+            "I'm on Windows 11.",
+        ]
+    )
     assert added(ops) == [
         "Works as a finance manager.",
         "Is on the Pro plan.",
@@ -190,12 +197,20 @@ def test_a_tentative_remark_is_marked_said_once_with_its_day():
 
 
 def test_a_later_confirmation_drops_the_said_once_note():
-    ops = run(["We're moving to the annual plan next month."], lines=["Might move to the annual plan (said once, 3 Nov)."], day="12 Nov")
+    ops = run(
+        ["We're moving to the annual plan next month."],
+        lines=["Might move to the annual plan (said once, 3 Nov)."],
+        day="12 Nov",
+    )
     assert ops == [{"op": "replace", "line": 1, "text": "Plans to move to the annual plan.", "sources": ["m1"]}]
 
 
 def test_saying_it_once_more_keeps_the_line_and_its_first_date():
-    ops = run(["Still thinking about moving to the annual plan."], lines=["Might move to the annual plan (said once, 3 Nov)."], day="12 Nov")
+    ops = run(
+        ["Still thinking about moving to the annual plan."],
+        lines=["Might move to the annual plan (said once, 3 Nov)."],
+        day="12 Nov",
+    )
     assert ops == [{"op": "keep", "line": 1, "text": None, "sources": []}]
 
 
@@ -229,7 +244,13 @@ def test_an_action_without_a_label_is_named_from_its_name():
 
 
 def test_a_newer_action_of_the_same_kind_replaces_the_older_line():
-    ops = run([], lines=["Renewed the plan on 3 Nov."], actions=[{"name": "renew_plan", "label": "Renewed the plan", "status": "succeeded"}], day="3 Dec", date="2026-12-03")
+    ops = run(
+        [],
+        lines=["Renewed the plan on 3 Nov."],
+        actions=[{"name": "renew_plan", "label": "Renewed the plan", "status": "succeeded"}],
+        day="3 Dec",
+        date="2026-12-03",
+    )
     assert ops == [{"op": "replace", "line": 1, "text": "Renewed the plan on 3 Dec.", "sources": ["a1"]}]
 
 
@@ -237,19 +258,26 @@ def test_a_plan_change_action_replaces_the_plan_line():
     # The plan line is replaced; where the guards want a line citing an action to carry its date
     # (policy.source_refusal), the old plan line goes and the dated action line says the new plan.
     lines = ["Is on the Pro plan."]
-    ops = run([], lines=lines, actions=[{"name": "upgrade", "label": "Upgraded to the Business plan", "status": "succeeded"}])
+    ops = run(
+        [], lines=lines, actions=[{"name": "upgrade", "label": "Upgraded to the Business plan", "status": "succeeded"}]
+    )
     after = apply(lines, ops)
     assert "Is on the Pro plan." not in after
     assert "Upgraded to the Business plan on 3 Nov." in after
 
 
 def test_something_bought_for_someone_else_adds_nothing():
-    ops = run(["I'm buying the Pro plan for my sister as a gift."], actions=[{"name": "buy_plan", "label": "Bought the Pro plan", "status": "succeeded"}])
+    ops = run(
+        ["I'm buying the Pro plan for my sister as a gift."],
+        actions=[{"name": "buy_plan", "label": "Bought the Pro plan", "status": "succeeded"}],
+    )
     assert ops == []
 
 
 def test_a_newer_office_replaces_the_older_line():
-    ops = run(["I work from the Mumbai office now."], lines=["Works from the Pune office.", "Prefers email over phone."])
+    ops = run(
+        ["I work from the Mumbai office now."], lines=["Works from the Pune office.", "Prefers email over phone."]
+    )
     assert ops == [
         {"op": "replace", "line": 1, "text": "Works from the Mumbai office.", "sources": ["m1"]},
         {"op": "keep", "line": 2, "text": None, "sources": []},
@@ -370,7 +398,9 @@ def test_opened_category_is_kept_where_a_rule_can():
     team = "Keep food allergies."
     assert added(run(["I'm allergic to peanuts."], team=team)) == ["Allergic to peanuts."]
     assert added(run(["I'm Hindu."], team=team)) == []  # health is open, religion is not
-    assert added(run(["I celebrate Diwali."], team="Remember their religion for holiday greetings.")) == ["Celebrates Diwali."]
+    assert added(run(["I celebrate Diwali."], team="Remember their religion for holiday greetings.")) == [
+        "Celebrates Diwali."
+    ]
     assert added(run(["I'm allergic to peanuts."], team="Do not keep allergies.")) == []
 
 
@@ -429,11 +459,13 @@ def test_the_memory_never_grows_past_30_lines():
 
 
 def test_every_proposed_line_passes_the_policy():
-    ops = run([
-        "please email me, I hate phone calls",
-        "I'm a finance manager and I work from the Pune office.",
-        "maybe we'll move to the annual plan",
-    ])
+    ops = run(
+        [
+            "please email me, I hate phone calls",
+            "I'm a finance manager and I work from the Pune office.",
+            "maybe we'll move to the annual plan",
+        ]
+    )
     assert ops and all(policy.line_refusal(text) is None for text in added(ops))
 
 
@@ -467,7 +499,9 @@ def replay(case):
             stamp = {"at": at.isoformat(), "day": f"{at.day} {at:%b}"}
             if "action" in turn:
                 label = turn.get("label") or turn["action"].replace("_", " ").capitalize()
-                actions.append({"id": f"a{c}_{t}", **stamp, "name": turn["action"], "label": label, "status": turn["status"]})
+                actions.append(
+                    {"id": f"a{c}_{t}", **stamp, "name": turn["action"], "label": label, "status": turn["status"]}
+                )
             elif turn["role"] == "user":
                 messages.append({"id": f"m{c}_{t}", **stamp, "text": turn["text"]})
             elif turn["role"] == "agent":
@@ -601,8 +635,16 @@ def test_another_persons_mention_keeps_the_chats_actions():
 @pytest.mark.parametrize(
     ("lines", "message", "after"),
     [
-        (["Works from the Pune office."], "I've moved to our Bengaluru office as of last week", ["Works from the Bengaluru office."]),
-        (["Uses WooCommerce."], "we migrated the store to Shopify over the weekend, WooCommerce is gone", ["Uses Shopify."]),
+        (
+            ["Works from the Pune office."],
+            "I've moved to our Bengaluru office as of last week",
+            ["Works from the Bengaluru office."],
+        ),
+        (
+            ["Uses WooCommerce."],
+            "we migrated the store to Shopify over the weekend, WooCommerce is gone",
+            ["Uses Shopify."],
+        ),
         (["Based in Manchester."], "moved to leeds now", ["Based in Leeds."]),
         (["Prefers to chat in Hindi."], "you can switch back to English now", ["Prefers to chat in English."]),
         (["Works as a support agent."], "I'm now the support team lead", ["Works as the support team lead."]),
@@ -620,7 +662,10 @@ def test_updates_replace_by_key_and_removed_facts_leave_no_line(lines, message, 
     ("message", "expected"),
     [
         ("No me llames, prefiero el correo y vivo en Madrid", {"Prefers email over phone.", "Based in Madrid."}),
-        ("Soy contable y usamos Shopify. Estamos en el plan Pro.", {"Works as an accountant.", "Uses Shopify.", "Is on the Pro plan."}),
+        (
+            "Soy contable y usamos Shopify. Estamos en el plan Pro.",
+            {"Works as an accountant.", "Uses Shopify.", "Is on the Pro plan."},
+        ),
         ("Ne m'appelez pas, écrivez-moi par e-mail. J'habite à Lyon.", {"Prefers email over phone.", "Based in Lyon."}),
         ("Bitte keine Anrufe, lieber per E-Mail. Wir nutzen Slack.", {"Prefers email over phone.", "Uses Slack."}),
         ("Não me ligue, prefiro e-mail. Sou contadora.", {"Prefers email over phone.", "Works as an accountant."}),
@@ -635,8 +680,13 @@ def test_other_languages_give_lines_in_english(message, expected):
 
 def test_an_undeclared_action_is_put_in_the_past_and_an_unknown_verb_gives_nothing():
     # The writer passes "Renew plan" as the label of an action the agent declares no label for.
-    assert added(run([], actions=[{"name": "renew_plan", "label": "Renew plan", "status": "succeeded"}])) == ["Renewed the plan on 3 Nov."]
-    assert added(run([], actions=[{"name": "frobnicate_widget", "label": "Frobnicate widget", "status": "succeeded"}])) == []
+    assert added(run([], actions=[{"name": "renew_plan", "label": "Renew plan", "status": "succeeded"}])) == [
+        "Renewed the plan on 3 Nov."
+    ]
+    assert (
+        added(run([], actions=[{"name": "frobnicate_widget", "label": "Frobnicate widget", "status": "succeeded"}]))
+        == []
+    )
 
 
 def test_an_allergy_named_as_a_noun_reads_as_one():
@@ -662,8 +712,15 @@ _CLAUSES = [
 ]
 _SEPARATORS = [", ", ". ", " and ", " but ", " - ", "; ", " so "]
 _DONT_CALL = [
-    "don't call me", "pls dont call me", "please don't call me", "no phone calls please", "not by phone",
-    "I'd rather not be called", "stop calling me", "never call me", "text me instead of calling",
+    "don't call me",
+    "pls dont call me",
+    "please don't call me",
+    "no phone calls please",
+    "not by phone",
+    "I'd rather not be called",
+    "stop calling me",
+    "never call me",
+    "text me instead of calling",
 ]
 
 
@@ -681,8 +738,14 @@ def test_dont_call_me_is_never_read_as_phone_whatever_surrounds_it(dont_call, ot
     parts.insert(min(at, len(parts)), dont_call)
     message = parts[0] + "".join(separators[i % 5] + part for i, part in enumerate(parts[1:]))
     lines = added(run([message]))
-    assert not any(re.search(r"reached by phone|^Prefers phone|Prefers (?:phone )?calls", line) for line in lines), (message, lines)
-    assert not any(re.search(r"hunter2|4111|diabet|wife|boss|stress|weather", line, re.I) for line in lines), (message, lines)
+    assert not any(re.search(r"reached by phone|^Prefers phone|Prefers (?:phone )?calls", line) for line in lines), (
+        message,
+        lines,
+    )
+    assert not any(re.search(r"hunter2|4111|diabet|wife|boss|stress|weather", line, re.I) for line in lines), (
+        message,
+        lines,
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """One owner per piece of memory state (issue 9, STYLE "one owner"): the source itself is checked, so a
 new path that writes around `memory.commit` or `memory.due` fails here rather than in production."""
+
 import re
 from pathlib import Path
 
@@ -8,10 +9,16 @@ APPS = ("agents", "consent", "memory", "webhooks", "ops")
 
 # (what, pattern, the files allowed to do it)
 RULES = [
-    ("an audit row is written", re.compile(r"MemoryRun\.objects\.(?:create|bulk_create|get_or_create|update_or_create)|=\s*MemoryRun\("), {"memory/commit.py"}),
+    (
+        "an audit row is written",
+        re.compile(r"MemoryRun\.objects\.(?:create|bulk_create|get_or_create|update_or_create)|=\s*MemoryRun\("),
+        {"memory/commit.py"},
+    ),
     (
         "a memory's text, horizon or read_up_to is written",
-        re.compile(r"\.(?:text|read_up_to|horizon_at|stopped_at|forget_pending)\s*=(?!=)|update\([^)]*\b(?:text|read_up_to|horizon_at|stopped_at)=(?!\s*models\.)"),
+        re.compile(
+            r"\.(?:text|read_up_to|horizon_at|stopped_at|forget_pending)\s*=(?!=)|update\([^)]*\b(?:text|read_up_to|horizon_at|stopped_at)=(?!\s*models\.)"
+        ),
         {"memory/commit.py", "memory/offline/engine.py"},  # the offline engine's own line objects, not Memory rows
     ),
     (

@@ -225,11 +225,29 @@ CATEGORY_EXAMPLES = {
 
 def test_the_codes_are_exactly_the_published_ones():
     assert set(CATEGORIES) == {
-        "other_people", "small_talk", "health", "religion", "politics", "sexuality", "ethnicity", "money",
-        "job_loss", "legal", "emotional_state", "relationships", "bond_with_agent", "authority", "ranking",
+        "other_people",
+        "small_talk",
+        "health",
+        "religion",
+        "politics",
+        "sexuality",
+        "ethnicity",
+        "money",
+        "job_loss",
+        "legal",
+        "emotional_state",
+        "relationships",
+        "bond_with_agent",
+        "authority",
+        "ranking",
     }
     assert set(SECRET_REASONS) == {
-        "password", "api_key", "card_number", "bank_account", "government_id", "personal_identifier",
+        "password",
+        "api_key",
+        "card_number",
+        "bank_account",
+        "government_id",
+        "personal_identifier",
     }
     assert (MAX_LINES, MAX_LINE_CHARS) == (30, 300)
 
@@ -241,9 +259,7 @@ def test_split_lines_normalises_one_fact_per_line():
     assert split_lines("Renewed the plan on 3 Nov - on time.") == ["Renewed the plan on 3 Nov - on time."]
 
 
-@pytest.mark.parametrize(
-    ("kind", "text"), [(kind, text) for kind, texts in SECRETS.items() for text in texts]
-)
+@pytest.mark.parametrize(("kind", "text"), [(kind, text) for kind, texts in SECRETS.items() for text in texts])
 def test_each_kind_of_secret_is_caught(kind, text):
     assert find_secret(text) == kind
     assert line_refusal(text) == kind
@@ -432,7 +448,9 @@ def test_the_views_fold_digits_separators_number_words_leet_and_spacing():
 
 @settings(max_examples=150, derandomize=True, deadline=None)
 @given(
-    groups=st.sampled_from([("4242", "4242", "4242", "4242"), ("4111", "1111", "1111", "1112"), ("3782", "822463", "10005")]),
+    groups=st.sampled_from(
+        [("4242", "4242", "4242", "4242"), ("4111", "1111", "1111", "1112"), ("3782", "822463", "10005")]
+    ),
     separator=st.sampled_from(_SEPARATORS),
     script=st.sampled_from(sorted(_SCRIPTS)),
     words=st.sampled_from(["", "Card ", "Pays with ", "Tarjeta ", "कार्ड "]),
@@ -446,10 +464,16 @@ def test_a_card_is_refused_whatever_its_separators_and_digits(groups, separator,
 @settings(max_examples=150, derandomize=True, deadline=None)
 @given(
     number=st.integers(min_value=1, max_value=99_999_999),
-    template=st.sampled_from([
-        "Order {n} arrived late.", "Invoice {n} was paid.", "Has {n} SKUs.", "Ticket {n} is closed.",
-        "Pays ${n} a year for the Business plan.", "Ships {n} parcels a month.",
-    ]),
+    template=st.sampled_from(
+        [
+            "Order {n} arrived late.",
+            "Invoice {n} was paid.",
+            "Has {n} SKUs.",
+            "Ticket {n} is closed.",
+            "Pays ${n} a year for the Business plan.",
+            "Ships {n} parcels a month.",
+        ]
+    ),
 )
 def test_order_numbers_counts_and_prices_are_kept(number, template):
     assert line_refusal(template.format(n=number)) is None

@@ -1,5 +1,6 @@
 """privacyUrl (drawn as a link on customers' pages) refuses a line break, U+2028/U+2029, a space,
 a control or an invisible format character anywhere inside it."""
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,8 +19,14 @@ def test_a_hidden_character_inside_the_url_is_refused(char):
 
 
 def test_plain_urls_are_kept_and_outer_whitespace_trimmed():
-    assert validate_memory_settings({"privacyUrl": " https://acme.test/privacy?x=1#a \n"})["privacyUrl"] == "https://acme.test/privacy?x=1#a"
-    assert validate_memory_settings({"privacyUrl": "https://bücher.test/datenschutz"})["privacyUrl"] == "https://bücher.test/datenschutz"
+    assert (
+        validate_memory_settings({"privacyUrl": " https://acme.test/privacy?x=1#a \n"})["privacyUrl"]
+        == "https://acme.test/privacy?x=1#a"
+    )
+    assert (
+        validate_memory_settings({"privacyUrl": "https://bücher.test/datenschutz"})["privacyUrl"]
+        == "https://bücher.test/datenschutz"
+    )
 
 
 @settings(derandomize=True, max_examples=200, deadline=None)

@@ -1,7 +1,8 @@
 """Scheduling on django-q (R11): the sweep's schedule, the real cluster, retention (R4)."""
+
 import time
-from io import StringIO
 from datetime import timedelta
+from io import StringIO
 
 import pytest
 from django.conf import settings
@@ -18,7 +19,6 @@ from ops.schedules import schedules_ensure
 from ..cluster import start_cluster, stop_cluster
 
 
-
 def test_the_cluster_config_is_bounded_and_does_not_catch_up():
     q = settings.Q_CLUSTER
     assert q["timeout"] < q["retry"]
@@ -29,12 +29,17 @@ def test_the_cluster_config_is_bounded_and_does_not_catch_up():
 def test_the_sweep_finds_due_work_through_an_index(agent):
     if connection.vendor != "postgresql":
         pytest.skip("EXPLAIN output is PostgreSQL's")
-    from memory.selectors import end_users_due_for_memory
     from agents.models import Conversation
+    from memory.selectors import end_users_due_for_memory
 
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
-        sql, params = Conversation.objects.filter(memory_due_at__lte=timezone.now()).order_by("memory_due_at").values_list("end_user_id").query.sql_with_params()
+        sql, params = (
+            Conversation.objects.filter(memory_due_at__lte=timezone.now())
+            .order_by("memory_due_at")
+            .values_list("end_user_id")
+            .query.sql_with_params()
+        )
         cursor.execute("EXPLAIN " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("SET enable_seqscan = on")
@@ -45,7 +50,9 @@ def test_the_sweep_finds_due_work_through_an_index(agent):
 def test_memory_sweep_command_reads_as_of_a_time(agent, capsys):
     start = timezone.now() - timedelta(hours=2)
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=start)
-    agent_services.message_record(conversation=conversation, kind="user", text="I work from the Pune office.", now=start)
+    agent_services.message_record(
+        conversation=conversation, kind="user", text="I work from the Pune office.", now=start
+    )
     call_command("memory_sweep", "--as-of", (start + timedelta(minutes=5)).isoformat())
     assert not Memory.objects.filter(text__contains="Pune").exists()
     call_command("memory_sweep", "--as-of", (start + timedelta(minutes=16)).isoformat())
@@ -87,7 +94,9 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
     Schedule.objects.filter(name="memory-quiet-sweep").update(next_run=timezone.now() - timedelta(seconds=1))
     start = timezone.now() - timedelta(minutes=30)
     conversation = agent_services.conversation_start(agent=agent, external_id="u_cluster", now=start)
-    agent_services.message_record(conversation=conversation, kind="user", text="Please email me, I prefer email over phone.", now=start)
+    agent_services.message_record(
+        conversation=conversation, kind="user", text="Please email me, I prefer email over phone.", now=start
+    )
     cluster, log = start_cluster(tmp_path / "qcluster.log")
     try:
         deadline = time.monotonic() + 120  # the scheduler ticks every ~30 s

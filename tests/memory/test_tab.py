@@ -1,5 +1,6 @@
 """The Memory tab (R1-R4, R13, R17, R28): the settings form and its draft, the plan gate, the
 readable rules and the exact note, the instruction checks, the runs chart, the Versions tab."""
+
 import re
 from datetime import timedelta
 
@@ -30,19 +31,38 @@ def tab(agent):
 
 
 def test_every_setting_goes_to_the_draft_and_the_draft_bar_says_what_changed(member_client, agent):
-    response = member_client.post(tab(agent), {
-        "on": "on", "instructions": "Keep which office they work from.", "keepForDays": "30", "quietMinutes": "60",
-        "askFirst": "on", "privacyUrl": "https://example.com/privacy",
-    })
+    response = member_client.post(
+        tab(agent),
+        {
+            "on": "on",
+            "instructions": "Keep which office they work from.",
+            "keepForDays": "30",
+            "quietMinutes": "60",
+            "askFirst": "on",
+            "privacyUrl": "https://example.com/privacy",
+        },
+    )
     assert response.status_code == 302
     draft = AgentDraft.objects.get(agent=agent).config["memorySettings"]
     assert draft == {
-        "on": True, "instructions": "Keep which office they work from.", "keepForDays": 30, "quietMinutes": 60,
-        "showSwitch": False, "askFirst": True, "privacyUrl": "https://example.com/privacy",
+        "on": True,
+        "instructions": "Keep which office they work from.",
+        "keepForDays": 30,
+        "quietMinutes": 60,
+        "showSwitch": False,
+        "askFirst": True,
+        "privacyUrl": "https://example.com/privacy",
     }
     assert AgentVersion.objects.published(agent).config["memorySettings"]["quietMinutes"] == 15
     bar = member_client.get(tab(agent)).content.decode().split('id="draft-bar"')[1].split("</div>")[0]
-    for change in ("memory instructions changed", "keep for days 90 -&gt; 30", "quiet minutes 15 -&gt; 60", "show switch off", "ask first on", "privacy URL (none) -&gt; https://example.com/privacy"):
+    for change in (
+        "memory instructions changed",
+        "keep for days 90 -&gt; 30",
+        "quiet minutes 15 -&gt; 60",
+        "show switch off",
+        "ask first on",
+        "privacy URL (none) -&gt; https://example.com/privacy",
+    ):
         assert change in bar
     assert "6 unpublished changes" in bar
 
@@ -53,12 +73,22 @@ def test_every_setting_goes_to_the_draft_and_the_draft_bar_says_what_changed(mem
         ("quietMinutes", "7", "Quiet for: choose 5, 15, 30 or 60 minutes."),
         ("keepForDays", "0", "Keep for: give a whole number of days from 1 to 3650."),
         ("keepForDays", "many", "Keep for: give a whole number of days from 1 to 3650."),
-        ("privacyUrl", "javascript:alert(1)", "Privacy policy: give a web address that starts with https:// or http://"),
-        ("privacyUrl", "https://example.com/" + "p" * 600, "Privacy policy: give a web address that starts with https:// or http://"),
+        (
+            "privacyUrl",
+            "javascript:alert(1)",
+            "Privacy policy: give a web address that starts with https:// or http://",
+        ),
+        (
+            "privacyUrl",
+            "https://example.com/" + "p" * 600,
+            "Privacy policy: give a web address that starts with https:// or http://",
+        ),
         ("instructions", "x" * 4001, "Instructions can be at most 4000 characters."),
     ],
 )
-def test_an_invalid_setting_is_refused_in_plain_words_beside_its_field_and_keeps_what_was_typed(member_client, agent, field, value, message):
+def test_an_invalid_setting_is_refused_in_plain_words_beside_its_field_and_keeps_what_was_typed(
+    member_client, agent, field, value, message
+):
     typed = {**FORM, "privacyUrl": "https://example.com/typed", "keepForDays": "45", field: value}
     response = member_client.post(tab(agent), typed)
     assert response.status_code == 400
@@ -92,7 +122,9 @@ def test_the_plan_gate_is_a_clear_message_and_turning_memory_on_is_refused(db):
 
 
 def test_the_tab_shows_the_defaults_then_the_teams_instructions(member_client, agent, user):
-    agent_services.agent_draft_update(agent=agent, changes={"memorySettings": {"instructions": "Keep which office they work from."}}, user=user)
+    agent_services.agent_draft_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Keep which office they work from."}}, user=user
+    )
     page = member_client.get(tab(agent)).content.decode()
     defaults = page.split('data-testid="default-instructions">')[1].split("</pre>")[0]
     assert defaults.replace("&quot;", '"').replace("&#x27;", "'") == DEFAULT_INSTRUCTIONS
@@ -103,7 +135,9 @@ def test_the_tab_shows_the_defaults_then_the_teams_instructions(member_client, a
 def test_the_note_preview_is_exactly_what_a_new_chat_receives(member_client, agent):
     remembered(agent, "u_ananya", "Prefers email over phone.\nMight move to the annual plan (said once, 3 Nov).")
     remembered(agent, "u_ravi", "Speaks Hindi.")
-    response = member_client.get(reverse("memory:note", args=[agent.public_id]) + "?note_for=u_ananya", HTTP_HX_REQUEST="true")
+    response = member_client.get(
+        reverse("memory:note", args=[agent.public_id]) + "?note_for=u_ananya", HTTP_HX_REQUEST="true"
+    )
     shown = response.content.decode().split('data-testid="note-text">')[1].split("</pre>")[0]
     conversation = agent_services.conversation_start(agent=agent, external_id="u_ananya")
     assert conversation.memory_note
@@ -117,18 +151,31 @@ def test_the_note_preview_says_when_there_is_no_note(member_client, agent):
     remembered(agent, "u_1", "Prefers email over phone.")
     services.memory_stop(end_user=agent.end_users.get(external_id="u_1"))
     url = reverse("memory:note", args=[agent.public_id])
-    assert "they asked to stop being remembered" in member_client.get(url + "?note_for=u_1", HTTP_HX_REQUEST="true").content.decode()
-    assert "There is no end user &ldquo;nobody&rdquo;" in member_client.get(url + "?note_for=nobody", HTTP_HX_REQUEST="true").content.decode()
+    assert (
+        "they asked to stop being remembered"
+        in member_client.get(url + "?note_for=u_1", HTTP_HX_REQUEST="true").content.decode()
+    )
+    assert (
+        "There is no end user &ldquo;nobody&rdquo;"
+        in member_client.get(url + "?note_for=nobody", HTTP_HX_REQUEST="true").content.decode()
+    )
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
-    assert "Memory is off in the published version" in member_client.get(url + "?note_for=u_1", HTTP_HX_REQUEST="true").content.decode()
+    assert (
+        "Memory is off in the published version"
+        in member_client.get(url + "?note_for=u_1", HTTP_HX_REQUEST="true").content.decode()
+    )
 
 
 def test_a_line_the_policy_refuses_is_not_in_the_note(member_client, agent):
     remembered(agent, "u_1", "Prefers email over phone.")
     Memory.objects.filter(end_user__external_id="u_1").update(text="Prefers email over phone.\nPIN is 4821")
-    page = member_client.get(reverse("memory:note", args=[agent.public_id]) + "?note_for=u_1", HTTP_HX_REQUEST="true").content.decode()
+    page = member_client.get(
+        reverse("memory:note", args=[agent.public_id]) + "?note_for=u_1", HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "Prefers email over phone." in page and "4821" not in page
-    assert render_note(["Prefers email over phone."]) in page.replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+    assert render_note(["Prefers email over phone."]) in page.replace("&quot;", '"').replace("&lt;", "<").replace(
+        "&gt;", ">"
+    )
 
 
 # --- Instruction checks ----------------------------------------------------------------------
@@ -139,7 +186,9 @@ def checks_of(page: str) -> str:
 
 
 def test_opening_a_category_recommends_ask_first_and_shows_the_guidance(member_client, agent, user):
-    agent_services.agent_draft_update(agent=agent, changes={"memorySettings": {"instructions": "Keep food allergies."}}, user=user)
+    agent_services.agent_draft_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Keep food allergies."}}, user=user
+    )
     checks = checks_of(member_client.get(tab(agent)).content.decode())
     assert 'data-category="health"' in checks and "health, including allergies" in checks
     assert "&ldquo;Keep food allergies&rdquo;" in checks
@@ -152,7 +201,11 @@ def test_opening_a_category_recommends_ask_first_and_shows_the_guidance(member_c
 
 
 def test_instructions_that_feed_decisions_get_a_warning(member_client, agent, user):
-    agent_services.agent_draft_update(agent=agent, changes={"memorySettings": {"instructions": "Note their credit score so we can decide on loans."}}, user=user)
+    agent_services.agent_draft_update(
+        agent=agent,
+        changes={"memorySettings": {"instructions": "Note their credit score so we can decide on loans."}},
+        user=user,
+    )
     page = member_client.get(tab(agent)).content.decode()
     warning = page.split('data-testid="decision-warning"')[1].split("</div>")[0]
     assert "decisions about lending" in warning and "Memory must not feed a decision about a person." in warning
@@ -160,7 +213,9 @@ def test_instructions_that_feed_decisions_get_a_warning(member_client, agent, us
 
 
 def test_plain_instructions_need_no_check(member_client, agent, user):
-    agent_services.agent_draft_update(agent=agent, changes={"memorySettings": {"instructions": "Keep which office they work from."}}, user=user)
+    agent_services.agent_draft_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Keep which office they work from."}}, user=user
+    )
     page = member_client.get(tab(agent)).content.decode()
     checks = page.split('data-testid="instruction-checks"')[1].split("</span>")[0]
     assert "flash" not in checks  # no warning; the R28 rows that apply to any memory still show
@@ -170,9 +225,13 @@ def test_plain_instructions_need_no_check(member_client, agent, user):
 
 def test_the_live_check_reads_the_words_being_typed(member_client, agent):
     url = reverse("memory:check", args=[agent.public_id])
-    page = member_client.get(url, {"instructions": "Remember their religion for holiday greetings"}, HTTP_HX_REQUEST="true").content.decode()
+    page = member_client.get(
+        url, {"instructions": "Remember their religion for holiday greetings"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert 'data-category="religion"' in page and "Ask first is recommended" in page
-    page = member_client.get(url, {"instructions": "Do not keep allergies", "askFirst": "on"}, HTTP_HX_REQUEST="true").content.decode()
+    page = member_client.get(
+        url, {"instructions": "Do not keep allergies", "askFirst": "on"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "data-category" not in page
     assert not AgentDraft.objects.filter(agent=agent).exists()
 
@@ -184,12 +243,22 @@ def test_the_chart_counts_runs_per_day_over_30_days(member_client, agent):
     now = timezone.now()
     today = timezone.localdate()
     memory = remembered(agent, "u_1", "Prefers email over phone.\nSpeaks Hindi.")  # a team edit: +2 today
-    MemoryRun.objects.create(memory=memory, kind="quiet", status="succeeded", added=1, replaced=2, removed=3, started_at=now - timedelta(days=3))
+    MemoryRun.objects.create(
+        memory=memory,
+        kind="quiet",
+        status="succeeded",
+        added=1,
+        replaced=2,
+        removed=3,
+        started_at=now - timedelta(days=3),
+    )
     MemoryRun.objects.create(memory=memory, kind="quiet", status="failed", started_at=now - timedelta(days=3))
     MemoryRun.objects.create(memory=memory, kind="quiet", status="failed", started_at=now - timedelta(days=40))
     page = member_client.get(reverse("memory:activity", args=[agent.public_id])).content.decode()
     svg = page.split('data-testid="runs-chart"')[1].split("</svg>")[0]
-    days = re.findall(r'data-day="([\d-]+)" data-added="(\d+)" data-replaced="(\d+)" data-removed="(\d+)" data-failed="(\d+)"', svg)
+    days = re.findall(
+        r'data-day="([\d-]+)" data-added="(\d+)" data-replaced="(\d+)" data-removed="(\d+)" data-failed="(\d+)"', svg
+    )
     assert len(days) == 30 and days[-1][0] == today.isoformat()
     by_day = {d[0]: tuple(map(int, d[1:])) for d in days}
     assert by_day[today.isoformat()] == (2, 0, 0, 0)
@@ -203,7 +272,12 @@ def test_the_chart_counts_runs_per_day_over_30_days(member_client, agent):
 def test_the_chart_only_counts_this_agents_runs(member_client, agent, team, user):
     other = agent_services.agent_create(team=team, name="Sales", user=user)
     remembered(other, "u_1", "Speaks Hindi.")
-    svg = member_client.get(reverse("memory:activity", args=[agent.public_id])).content.decode().split('data-testid="runs-chart"')[1].split("</svg>")[0]
+    svg = (
+        member_client.get(reverse("memory:activity", args=[agent.public_id]))
+        .content.decode()
+        .split('data-testid="runs-chart"')[1]
+        .split("</svg>")[0]
+    )
     assert 'data-added="1"' not in svg
 
 
@@ -211,8 +285,12 @@ def test_the_chart_only_counts_this_agents_runs(member_client, agent, team, user
 
 
 def test_versions_compare_any_two_and_restoring_makes_the_draft(member_client, agent, user):
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"quietMinutes": 60, "instructions": "Keep their office."}}, user=user)
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"askFirst": True, "instructions": "Keep their language."}}, user=user)
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"quietMinutes": 60, "instructions": "Keep their office."}}, user=user
+    )
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"askFirst": True, "instructions": "Keep their language."}}, user=user
+    )
     versions = reverse("agents:versions", args=[agent.public_id])
     page = member_client.get(versions).content.decode()
     assert page.count("<tr") >= 4 and "owner@acme.test" in page
@@ -238,20 +316,34 @@ def test_every_memory_url_is_404_for_another_team_and_changes_nothing(agent, oth
     client = Client()
     client.force_login(other_team[1])
     gets = [
-        reverse("memory:tab", args=[pid]), reverse("memory:people", args=[pid]), reverse("memory:activity", args=[pid]),
-        reverse("memory:apply_confirm", args=[pid]), reverse("memory:check", args=[pid]), reverse("memory:note", args=[pid]) + "?note_for=u_1",
-        reverse("memory:try", args=[pid]), reverse("memory:detail", args=[pid, eu]), reverse("memory:line_edit", args=[pid, eu, 1]),
-        reverse("memory:erase", args=[pid, eu]), reverse("memory:transcript", args=[pid, conversation.public_id]),
+        reverse("memory:tab", args=[pid]),
+        reverse("memory:people", args=[pid]),
+        reverse("memory:activity", args=[pid]),
+        reverse("memory:apply_confirm", args=[pid]),
+        reverse("memory:check", args=[pid]),
+        reverse("memory:note", args=[pid]) + "?note_for=u_1",
+        reverse("memory:try", args=[pid]),
+        reverse("memory:detail", args=[pid, eu]),
+        reverse("memory:line_edit", args=[pid, eu, 1]),
+        reverse("memory:erase", args=[pid, eu]),
+        reverse("memory:transcript", args=[pid, conversation.public_id]),
     ]
     posts = [
-        reverse("memory:line_edit", args=[pid, eu, 1]), reverse("memory:line_delete", args=[pid, eu, 1]),
-        reverse("memory:replace", args=[pid, eu]), reverse("memory:stop", args=[pid, eu]), reverse("memory:delete", args=[pid, eu]),
-        reverse("memory:erase", args=[pid, eu]), reverse("memory:apply", args=[pid]), reverse("memory:line_add", args=[pid, eu]),
+        reverse("memory:line_edit", args=[pid, eu, 1]),
+        reverse("memory:line_delete", args=[pid, eu, 1]),
+        reverse("memory:replace", args=[pid, eu]),
+        reverse("memory:stop", args=[pid, eu]),
+        reverse("memory:delete", args=[pid, eu]),
+        reverse("memory:erase", args=[pid, eu]),
+        reverse("memory:apply", args=[pid]),
+        reverse("memory:line_add", args=[pid, eu]),
     ]
     for url in gets:
         assert client.get(url).status_code == 404, url
     for url in posts:
-        assert client.post(url, {"text": "x", "was": "Prefers email over phone.", "confirm": "u_1"}).status_code == 404, url
+        assert (
+            client.post(url, {"text": "x", "was": "Prefers email over phone.", "confirm": "u_1"}).status_code == 404
+        ), url
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone."] and memory.stopped_at is None
     assert memory.runs.count() == 1
@@ -267,7 +359,10 @@ def test_memory_edits_refuse_posts_without_a_csrf_token(agent, user):
     memory = remembered(agent, "u_1", "Prefers email over phone.")
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
-    response = client.post(reverse("memory:line_delete", args=[agent.public_id, memory.end_user_id, 1]), {"was": "Prefers email over phone."})
+    response = client.post(
+        reverse("memory:line_delete", args=[agent.public_id, memory.end_user_id, 1]),
+        {"was": "Prefers email over phone."},
+    )
     assert response.status_code == 403
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone."]

@@ -1,5 +1,6 @@
 """The People list of the Memory tab (R16): newest first, keyset-paged (never OFFSET), searchable by
 end-user id, each row with its counts and states. The remembered list's selector: test_selectors.py."""
+
 import re
 from datetime import timedelta
 
@@ -43,7 +44,9 @@ def test_newest_change_first_in_pages_of_50_with_a_cursor(member_client, agent, 
 
 
 def test_search_by_end_user_id(member_client, agent, many):
-    page = member_client.get(tab(agent), {"q": "u_01"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
+    page = member_client.get(
+        tab(agent), {"q": "u_01"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories"
+    ).content.decode()
     assert ids_on(page) == [f"u_{i:03}" for i in range(19, 9, -1)]
     page = member_client.get(tab(agent), {"q": "nobody"}).content.decode()
     assert ids_on(page) == [] and "No one matches &ldquo;nobody&rdquo;." in page
@@ -57,8 +60,12 @@ def test_a_bad_cursor_is_a_clear_error_and_shows_the_newest(member_client, agent
 
 def test_each_row_has_lines_updated_last_run_stopped_and_consent(member_client, agent):
     memory = remembered(agent, "u_ananya", "Prefers email over phone.\nWorks from the Pune office.\nSpeaks Hindi.")
-    Memory.objects.filter(pk=memory.pk).update(last_run={"at": timezone.now().isoformat(), "added": 1, "replaced": 2, "removed": 0})
-    consent_set(end_user=memory.end_user, agreed=True, source="api", now=timezone.now().replace(year=2026, month=11, day=1))
+    Memory.objects.filter(pk=memory.pk).update(
+        last_run={"at": timezone.now().isoformat(), "added": 1, "replaced": 2, "removed": 0}
+    )
+    consent_set(
+        end_user=memory.end_user, agreed=True, source="api", now=timezone.now().replace(year=2026, month=11, day=1)
+    )
     stopped = remembered(agent, "u_ravi", "Speaks Hindi.")
     services.memory_stop(end_user=stopped.end_user)
     deleted = remembered(agent, "u_gone", "Speaks Hindi.")

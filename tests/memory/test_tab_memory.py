@@ -1,6 +1,7 @@
 """One memory's page (R7, R16, R20, R21): its lines with inline edit and delete, replace-all,
 stop / resume, delete, erase with a confirmation, the runs that touched it, its facts, and the
 transcript of each conversation. Every edit goes through the writer's guards."""
+
 from datetime import timedelta
 
 import pytest
@@ -25,7 +26,9 @@ def url(name, memory, *extra):
 
 
 def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent, user):
-    conversation, last = chat_and_remember(agent, "u_ananya", [("user", "I work from the Pune office."), ("action", "renew_plan", "succeeded")])
+    conversation, last = chat_and_remember(
+        agent, "u_ananya", [("user", "I work from the Pune office."), ("action", "renew_plan", "succeeded")]
+    )
     chat(agent, "u_ananya", [], start=last + timedelta(hours=1))  # a conversation without a message
     memory = Memory.objects.get(end_user__external_id="u_ananya")
     services.memory_line_delete(end_user=memory.end_user, index=1, was=None, actor=user)
@@ -34,8 +37,14 @@ def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent,
     page = member_client.get(url("detail", memory)).content.decode()
     assert 'data-testid="end-user-id">u_ananya<' in page
     assert page.count('data-testid="memory-line"') == len(memory.lines) == 1
-    assert timezone.localtime(memory.read_up_to).strftime("%-d %b %Y %H:%M:%S") in page.split('data-testid="read-up-to">')[1][:40]
-    assert timezone.localtime(memory.end_user.last_chat_at).strftime("%-d %b %Y %H:%M") in page.split('data-testid="last-chat">')[1][:40]
+    assert (
+        timezone.localtime(memory.read_up_to).strftime("%-d %b %Y %H:%M:%S")
+        in page.split('data-testid="read-up-to">')[1][:40]
+    )
+    assert (
+        timezone.localtime(memory.end_user.last_chat_at).strftime("%-d %b %Y %H:%M")
+        in page.split('data-testid="last-chat">')[1][:40]
+    )
     assert 'data-testid="conversation-count">1 with a message' in page
     assert page.count('data-testid="transcript-link"') == 2
     assert reverse("memory:transcript", args=[agent.public_id, conversation.public_id]) in page
@@ -48,10 +57,20 @@ def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent,
 
 def test_runs_show_what_was_dropped_by_reason_and_a_failure_after_retries(member_client, agent):
     memory = remembered(agent, "u_1", "Prefers email over phone.")
-    MemoryRun.objects.create(memory=memory, kind="quiet", status="succeeded", dropped={"card_number": 1, "health": 2}, started_at=timezone.now())
-    Memory.objects.filter(pk=memory.pk).update(last_failure={"at": timezone.now().isoformat(), "code": "model_timeout", "attempts": 4})
+    MemoryRun.objects.create(
+        memory=memory,
+        kind="quiet",
+        status="succeeded",
+        dropped={"card_number": 1, "health": 2},
+        started_at=timezone.now(),
+    )
+    Memory.objects.filter(pk=memory.pk).update(
+        last_failure={"at": timezone.now().isoformat(), "code": "model_timeout", "attempts": 4}
+    )
     page = member_client.get(url("detail", memory)).content.decode()
-    assert "1 &times; a card number" in page and "2 &times; Health, including allergies, conditions and medicines" in page
+    assert (
+        "1 &times; a card number" in page and "2 &times; Health, including allergies, conditions and medicines" in page
+    )
     failure = page.split('data-testid="last-failure"')[1].split("</div>")[0]
     assert "failed after 4 attempts (model_timeout" in failure
 
@@ -60,7 +79,11 @@ def test_a_line_is_corrected_inline(member_client, agent, user):
     memory = remembered(agent, "u_1", LINES)
     form = member_client.get(url("line_edit", memory, 2), **HTMX).content.decode()
     assert 'value="Works from the Pune office."' in form and 'name="was"' in form
-    response = member_client.post(url("line_edit", memory, 2), {"text": "Works from the Mumbai office.", "was": "Works from the Pune office."}, **HTMX)
+    response = member_client.post(
+        url("line_edit", memory, 2),
+        {"text": "Works from the Mumbai office.", "was": "Works from the Pune office."},
+        **HTMX,
+    )
     page = response.content.decode()
     assert "Line 2 corrected." in page and 'id="runs" hx-swap-oob="true"' in page
     # The line count and the note beside the lines follow the edit.
@@ -84,7 +107,9 @@ def test_a_line_is_deleted_inline(member_client, agent):
 def test_an_edit_with_a_card_number_is_refused_with_its_reason_and_nothing_changes(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
     runs = memory.runs.count()
-    response = member_client.post(url("line_edit", memory, 1), {"text": "Card 4111 1111 1111 1111", "was": "Prefers email over phone."}, **HTMX)
+    response = member_client.post(
+        url("line_edit", memory, 1), {"text": "Card 4111 1111 1111 1111", "was": "Prefers email over phone."}, **HTMX
+    )
     page = response.content.decode()
     refused = page.split('data-testid="refused"')[1].split("</div>")[0]
     assert "looks like a card number, which a memory never keeps" in refused and refused.count("card number") == 1
@@ -98,7 +123,9 @@ def test_an_edit_with_a_card_number_is_refused_with_its_reason_and_nothing_chang
 def test_a_too_long_line_is_refused_and_kept_in_the_form_to_fix(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
     long = "Likes " + "very " * 70 + "long lines."
-    page = member_client.post(url("line_edit", memory, 1), {"text": long, "was": "Prefers email over phone."}, **HTMX).content.decode()
+    page = member_client.post(
+        url("line_edit", memory, 1), {"text": long, "was": "Prefers email over phone."}, **HTMX
+    ).content.decode()
     assert "longer than 300 characters" in page and f'value="{long}"' in page
     memory.refresh_from_db()
     assert memory.lines == LINES.split("\n")
@@ -107,7 +134,9 @@ def test_a_too_long_line_is_refused_and_kept_in_the_form_to_fix(member_client, a
 def test_an_edit_on_a_line_that_changed_meanwhile_is_refused(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
     remembered(agent, "u_1", "Speaks Hindi.\nPrefers email over phone.")
-    page = member_client.post(url("line_delete", memory, 1), {"was": "Prefers email over phone."}, **HTMX).content.decode()
+    page = member_client.post(
+        url("line_delete", memory, 1), {"was": "Prefers email over phone."}, **HTMX
+    ).content.decode()
     assert "This memory changed since you opened it." in page
     memory.refresh_from_db()
     assert memory.lines == ["Speaks Hindi.", "Prefers email over phone."]
@@ -117,9 +146,13 @@ def test_edits_work_without_javascript_too(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
     page = member_client.get(url("line_edit", memory, 2)).content.decode()
     assert "<html" in page and 'data-testid="line-input"' in page
-    response = member_client.post(url("line_edit", memory, 2), {"text": "Works from home.", "was": "Works from the Pune office."})
+    response = member_client.post(
+        url("line_edit", memory, 2), {"text": "Works from home.", "was": "Works from the Pune office."}
+    )
     assert response.status_code == 302 and response["Location"] == url("detail", memory)
-    response = member_client.post(url("line_edit", memory, 1), {"text": "PIN 4821", "was": "Prefers email over phone."}, follow=True)
+    response = member_client.post(
+        url("line_edit", memory, 1), {"text": "PIN 4821", "was": "Prefers email over phone."}, follow=True
+    )
     assert "a password, PIN, one-time code or security answer" in response.content.decode()
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone.", "Works from home.", "Speaks Hindi."]
@@ -127,11 +160,15 @@ def test_edits_work_without_javascript_too(member_client, agent):
 
 def test_replace_all_is_refused_whole_past_30_lines(member_client, agent):
     memory = remembered(agent, "u_1", LINES)
-    page = member_client.post(url("replace", memory), {"text": "\n".join(f"Fact {i}." for i in range(31))}, **HTMX).content.decode()
+    page = member_client.post(
+        url("replace", memory), {"text": "\n".join(f"Fact {i}." for i in range(31))}, **HTMX
+    ).content.decode()
     assert "at most 30 lines" in page
     memory.refresh_from_db()
     assert memory.lines == LINES.split("\n")
-    page = member_client.post(url("replace", memory), {"text": "Speaks Hindi.\nPrefers phone."}, **HTMX).content.decode()
+    page = member_client.post(
+        url("replace", memory), {"text": "Speaks Hindi.\nPrefers phone."}, **HTMX
+    ).content.decode()
     assert "Memory replaced." in page
     memory.refresh_from_db()
     assert memory.lines == ["Speaks Hindi.", "Prefers phone."]
@@ -163,12 +200,19 @@ def test_delete_memory_keeps_old_chats_from_bringing_it_back(member_client, agen
 
 
 def test_erase_names_what_goes_and_needs_the_id_typed(member_client, agent):
-    conversation, _ = chat_and_remember(agent, "u_1", [("user", "I work from the Pune office."), ("action", "renew_plan", "succeeded")])
+    conversation, _ = chat_and_remember(
+        agent, "u_1", [("user", "I work from the Pune office."), ("action", "renew_plan", "succeeded")]
+    )
     memory = Memory.objects.get()
     consent_set(end_user=memory.end_user, agreed=True, source="api")
     page = member_client.get(url("erase", memory)).content.decode()
     listed = page.split('data-testid="erase-list"')[1].split("</ul>")[0]
-    for what in ("their memory (2 lines)", "1 conversation, with 1 message and 1 action run", "their consent record (yes on", "1 memory run record"):
+    for what in (
+        "their memory (2 lines)",
+        "1 conversation, with 1 message and 1 action run",
+        "their consent record (yes on",
+        "1 memory run record",
+    ):
         assert what in listed
     member_client.post(url("erase", memory), {"confirm": "u_2"})
     assert EndUser.objects.filter(pk=memory.end_user_id).exists()
@@ -181,24 +225,44 @@ def test_erase_names_what_goes_and_needs_the_id_typed(member_client, agent):
 
 def test_a_memory_line_holding_a_script_is_shown_as_text(member_client, agent):
     memory = remembered(agent, "u_1", "<script>alert(1)</script> likes <b>bold</b>")
-    for page in (member_client.get(url("detail", memory)).content.decode(), member_client.get(reverse("memory:people", args=[agent.public_id])).content.decode()):
+    for page in (
+        member_client.get(url("detail", memory)).content.decode(),
+        member_client.get(reverse("memory:people", args=[agent.public_id])).content.decode(),
+    ):
         assert "<script>alert(1)</script>" not in page and "<b>bold</b>" not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; likes &lt;b&gt;bold&lt;/b&gt;" in member_client.get(url("detail", memory)).content.decode()
+    assert (
+        "&lt;script&gt;alert(1)&lt;/script&gt; likes &lt;b&gt;bold&lt;/b&gt;"
+        in member_client.get(url("detail", memory)).content.decode()
+    )
 
 
 def test_the_transcript_shows_every_kind_of_message_in_order_as_text(member_client, agent):
-    conversation, _ = chat(agent, "u_1", [
-        ("user", "Hi <img src=x onerror=alert(1)>"), ("agent", "Hello!"), ("tool_result", "order 42 shipped"), ("action", "renew_plan", "failed"),
-    ], start=T0)
-    page = member_client.get(reverse("memory:transcript", args=[agent.public_id, conversation.public_id])).content.decode()
+    conversation, _ = chat(
+        agent,
+        "u_1",
+        [
+            ("user", "Hi <img src=x onerror=alert(1)>"),
+            ("agent", "Hello!"),
+            ("tool_result", "order 42 shipped"),
+            ("action", "renew_plan", "failed"),
+        ],
+        start=T0,
+    )
+    page = member_client.get(
+        reverse("memory:transcript", args=[agent.public_id, conversation.public_id])
+    ).content.decode()
     body = page.split('data-testid="transcript"')[1]
     order = [body.index(s) for s in ("Hi &lt;img", "Hello!", "order 42 shipped", "renew_plan: failed")]
     assert order == sorted(order)
     assert "<img src=x" not in page
     sales = agent_services.agent_create(team=agent.team, name="Sales")
     elsewhere, _ = chat(sales, "u_1", [("user", "hello")], start=T0)
-    assert member_client.get(reverse("memory:transcript", args=[agent.public_id, elsewhere.public_id])).status_code == 404
-    assert member_client.get(reverse("memory:transcript", args=[agent.public_id, "conv_doesnotexist"])).status_code == 404
+    assert (
+        member_client.get(reverse("memory:transcript", args=[agent.public_id, elsewhere.public_id])).status_code == 404
+    )
+    assert (
+        member_client.get(reverse("memory:transcript", args=[agent.public_id, "conv_doesnotexist"])).status_code == 404
+    )
 
 
 def test_an_unknown_end_user_or_line_is_404(member_client, agent):
@@ -233,11 +297,18 @@ def test_people_includes_everyone_with_chats_and_filters(member_client, agent):
     for who in ("u_kept", "u_emptied", "u_chat_only", "u_stopped"):
         assert who in page
     assert "1&ndash;4 of 4" in page
-    only = lambda show: member_client.get(people, {"show": show}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
+
+    def only(show):
+        return member_client.get(
+            people, {"show": show}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories"
+        ).content.decode()
+
     assert "u_stopped" in only("stopped") and "u_kept" not in only("stopped")
     assert "u_emptied" in only("consent_no") and "u_kept" not in only("consent_no")
     assert "u_kept" in only("remembered") and "u_chat_only" not in only("remembered")
-    searched = member_client.get(people, {"q": "emptied"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories").content.decode()
+    searched = member_client.get(
+        people, {"q": "emptied"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memories"
+    ).content.decode()
     assert "1&ndash;1 of 1" in searched and "u_kept" not in searched
 
 
@@ -248,7 +319,9 @@ def test_a_chat_switched_off_midway_says_when(member_client, agent):
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
     assert conversation.uses_memory
     conversation_memory_switch_off(conversation=conversation)
-    page = member_client.get(reverse("memory:transcript", args=[agent.public_id, conversation.public_id])).content.decode()
+    page = member_client.get(
+        reverse("memory:transcript", args=[agent.public_id, conversation.public_id])
+    ).content.decode()
     said = page.split('data-testid="conversation-memory">')[1].split("</dd>")[0]
     assert said.startswith("used until ") and "when the visitor turned the switch off" in said
 
@@ -262,12 +335,16 @@ def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stay
     form = member_client.get(url("line_edit", memory, 1), **HTMX).content.decode()
     assert f'value="{seen}"' in form
     # Meanwhile the writer reads a later chat and changes that line.
-    chat_and_remember(agent, "u_stale", [("user", "I moved: I work from the Mumbai office now.")], start=last + timedelta(hours=2))
+    chat_and_remember(
+        agent, "u_stale", [("user", "I moved: I work from the Mumbai office now.")], start=last + timedelta(hours=2)
+    )
     memory.refresh_from_db()
     writers = memory.text
     assert memory.lines[0] != seen and memory.runs.filter(kind=MemoryRun.Kind.QUIET).count() == 2
     runs = memory.runs.count()
-    page = member_client.post(url("line_edit", memory, 1), {"text": "Works from the Delhi office.", "was": seen}, **HTMX).content.decode()
+    page = member_client.post(
+        url("line_edit", memory, 1), {"text": "Works from the Delhi office.", "was": seen}, **HTMX
+    ).content.decode()
     assert services.CHANGED in page
     memory.refresh_from_db()
     assert memory.text == writers and memory.runs.count() == runs

@@ -1,5 +1,6 @@
 """Try on past conversations (R18): the draft settings on the newest few end users, before and
 after per person with added / replaced / removed lines, and nothing saved."""
+
 import json
 from datetime import timedelta
 
@@ -66,12 +67,17 @@ def test_try_highlights_added_replaced_and_removed_lines(agent, user):
     # narrowing applies at once; the draft below widens back only to what their own version allowed.
     chat(agent, "u_added", OFFICE_CHAT)
     _, last = chat(agent, "u_replaced", OFFICE_CHAT, start=T0 + timedelta(hours=1))
-    agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}})
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
+    )
     services.memory_sweep(now=last + timedelta(minutes=61), run_inline=True)
     assert [line for line in Memory.objects.get(end_user__external_id="u_added").lines] == ["Prefers email over phone."]
     remembered(agent, "u_replaced", "Works from the Pune office, 3rd floor.\nPrefers email over phone.")
     config = agent_services.agent_draft_config(agent)
-    config = {**config, "memorySettings": {**config["memorySettings"], "instructions": "Keep which office they work from."}}
+    config = {
+        **config,
+        "memorySettings": {**config["memorySettings"], "instructions": "Keep which office they work from."},
+    }
     result = trial.trial_run(agent=agent, config=config, people=5)
     people = {p.end_user.external_id: p for p in result.people}
     added = people["u_added"]

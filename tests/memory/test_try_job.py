@@ -1,6 +1,7 @@
 """Try as a background job (issue 12): a POST starts it, never a GET; a task tries the people one
 by one (progress), the page shows the result, Cancel stops it, one runs at a time per agent, a
 second delivery repeats nothing, an erase takes a person's rows with it, and a real cluster runs it."""
+
 import time
 from datetime import timedelta
 
@@ -51,20 +52,34 @@ def test_a_post_starts_the_job_and_the_result_page_shows_it(member_client, agent
     people(agent, 3)
     response = member_client.post(try_url(agent), {"n": "5"})
     job = TrialJob.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("memory:try_status", args=[agent.public_id, job.pk])
-    assert (job.status, job.done, job.total, job.people, job.created_by) == ("done", 3, 3, 5, user)  # the test queue runs inline
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "memory:try_status", args=[agent.public_id, job.pk]
+    )
+    assert (job.status, job.done, job.total, job.people, job.created_by) == (
+        "done",
+        3,
+        3,
+        5,
+        user,
+    )  # the test queue runs inline
     page = member_client.get(response["Location"]).content.decode()
     assert page.count('data-testid="try-person"') == 3 and 'data-status="done"' in page
     # The Try page shows the latest job, without calling anything.
-    assert page.count('data-testid="try-person"') == member_client.get(try_url(agent)).content.decode().count('data-testid="try-person"')
+    assert page.count('data-testid="try-person"') == member_client.get(try_url(agent)).content.decode().count(
+        'data-testid="try-person"'
+    )
 
 
 def test_the_job_goes_person_by_person_and_a_second_delivery_repeats_nothing(agent, openai_engine):
     openai_engine.default = chat_json({"operations": []})
     people(agent, 4)
     job = TrialJob.objects.create(
-        agent=agent, config=agent_services.agent_draft_config(agent), people=4, end_user_ids=[e.pk for e in agent.end_users.order_by("-last_chat_at")],
-        as_of=timezone.now(), created_at=timezone.now(),
+        agent=agent,
+        config=agent_services.agent_draft_config(agent),
+        people=4,
+        end_user_ids=[e.pk for e in agent.end_users.order_by("-last_chat_at")],
+        as_of=timezone.now(),
+        created_at=timezone.now(),
     )
     assert trial_jobs.trial_job_step(job.pk, budget_seconds=0, enqueue_next=False) == "continued"
     job.refresh_from_db()
@@ -82,8 +97,12 @@ def test_the_job_goes_person_by_person_and_a_second_delivery_repeats_nothing(age
 def test_cancel_stops_between_people(member_client, agent):
     people(agent, 3)
     job = TrialJob.objects.create(
-        agent=agent, config=agent_services.agent_draft_config(agent), people=3, end_user_ids=list(agent.end_users.values_list("pk", flat=True)),
-        as_of=timezone.now(), created_at=timezone.now(),
+        agent=agent,
+        config=agent_services.agent_draft_config(agent),
+        people=3,
+        end_user_ids=list(agent.end_users.values_list("pk", flat=True)),
+        as_of=timezone.now(),
+        created_at=timezone.now(),
     )
     trial_jobs.trial_job_step(job.pk, budget_seconds=0, enqueue_next=False)
     response = member_client.post(reverse("memory:try_cancel", args=[agent.public_id, job.pk]))
@@ -97,14 +116,23 @@ def test_cancel_stops_between_people(member_client, agent):
 def test_a_queued_job_cancels_at_once_and_one_try_runs_at_a_time(agent, user):
     job = TrialJob.objects.create(agent=agent, config={}, people=5, as_of=timezone.now(), created_at=timezone.now())
     with pytest.raises(AppError, match="already running"):
-        trial_jobs.trial_start(agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5, user=user)
+        trial_jobs.trial_start(
+            agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5, user=user
+        )
     assert trial_jobs.trial_cancel(job=job).status == "cancelled"
-    assert trial_jobs.trial_start(agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5).status == "done"
+    assert (
+        trial_jobs.trial_start(
+            agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5
+        ).status
+        == "done"
+    )
 
 
 def test_a_stalled_try_gives_way_to_a_new_one(agent):
     old = timezone.now() - timedelta(hours=1)
-    stalled = TrialJob.objects.create(agent=agent, config={}, people=5, status="running", as_of=old, created_at=old, heartbeat_at=old)
+    stalled = TrialJob.objects.create(
+        agent=agent, config={}, people=5, status="running", as_of=old, created_at=old, heartbeat_at=old
+    )
     new = trial_jobs.trial_start(agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5)
     stalled.refresh_from_db()
     assert stalled.status == "failed" and new.status == "done"
@@ -137,7 +165,9 @@ def test_another_team_sees_no_try_job(agent, other_team):
 def test_a_real_cluster_runs_the_try(agent, user, tmp_path, monkeypatch):
     people(agent, 3)
     monkeypatch.setattr(Conf, "SYNC", False)
-    job = trial_jobs.trial_start(agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5, user=user)
+    job = trial_jobs.trial_start(
+        agent=agent, config=agent_services.agent_draft_config(agent), draft=False, people=5, user=user
+    )
     assert job.status == "queued"
     cluster, log = start_cluster(tmp_path / "qcluster.log")
     try:
@@ -148,7 +178,9 @@ def test_a_real_cluster_runs_the_try(agent, user, tmp_path, monkeypatch):
                 break
             assert cluster.poll() is None, (tmp_path / "qcluster.log").read_text()[-2000:]
             time.sleep(0.5)
-        assert (job.status, job.done, job.persons.count()) == ("done", 3, 3), (tmp_path / "qcluster.log").read_text()[-2000:]
+        assert (job.status, job.done, job.persons.count()) == ("done", 3, 3), (tmp_path / "qcluster.log").read_text()[
+            -2000:
+        ]
     finally:
         stop_cluster(cluster, log)
 
@@ -157,7 +189,12 @@ def test_try_names_chats_still_open_and_reads_them_when_asked(member_client, age
     """Issue 15: Try says which chats it could not read (still inside their quiet window) and can
     include them; a real run would wait for them to go quiet."""
     chat(agent, "u_open", [("user", "I work from the Pune office.")], start=T0)
-    chat(agent, "u_open", [("user", "Please email me, I prefer email over phone.")], start=timezone.now() - timedelta(minutes=3))
+    chat(
+        agent,
+        "u_open",
+        [("user", "Please email me, I prefer email over phone.")],
+        start=timezone.now() - timedelta(minutes=3),
+    )
     member_client.post(try_url(agent), {"n": "5"})
     job = TrialJob.objects.get()
     page = member_client.get(reverse("memory:try_status", args=[agent.public_id, job.pk])).content.decode()

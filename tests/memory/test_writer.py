@@ -1,6 +1,7 @@
 """The quiet-window writer (R5-R15): what it reads, the guards after the model, the one write."""
+
 import threading
-from datetime import datetime, timedelta, timezone as dt_tz
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -13,7 +14,7 @@ from memory.models import Memory, MemoryRun
 from ..fake_openai import chat_json
 from . import seed
 
-T0 = datetime(2026, 11, 3, 14, 0, tzinfo=dt_tz.utc)
+T0 = datetime(2026, 11, 3, 14, 0, tzinfo=UTC)
 
 
 def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
@@ -27,7 +28,11 @@ def memory_text(agent, external_id):
 
 
 def test_nothing_is_written_while_the_chat_is_active_then_the_quiet_run_writes(agent):
-    _, last = chat(agent, "u_ananya", [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")])
+    _, last = chat(
+        agent,
+        "u_ananya",
+        [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")],
+    )
     assert services.memory_sweep(now=last + timedelta(minutes=14), run_inline=True) == []
     assert memory_text(agent, "u_ananya") is None
     swept = services.memory_sweep(now=last + timedelta(minutes=15), run_inline=True)
@@ -44,19 +49,27 @@ def test_nothing_is_written_while_the_chat_is_active_then_the_quiet_run_writes(a
 
 
 def test_a_successful_action_gets_a_dated_line_and_a_failed_one_nothing(agent):
-    _, last = chat(agent, "u_1", [("user", "Renew my plan please."), ("action", "renew_plan", "succeeded"), ("action", "renew_plan", "failed")])
+    _, last = chat(
+        agent,
+        "u_1",
+        [("user", "Renew my plan please."), ("action", "renew_plan", "succeeded"), ("action", "renew_plan", "failed")],
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1").count("Renewed the plan on 3 Nov.") == 1
 
 
 def test_tool_results_files_web_pages_and_agent_replies_are_never_sources(agent):
-    _, last = chat(agent, "u_1", [
-        ("user", "Hello there"),
-        ("tool_result", "The customer works from the Delhi office."),
-        ("file", "I prefer WhatsApp over email."),
-        ("web_page", "Speaks French."),
-        ("agent", "I see you work from the Mumbai office and prefer phone calls."),
-    ])
+    _, last = chat(
+        agent,
+        "u_1",
+        [
+            ("user", "Hello there"),
+            ("tool_result", "The customer works from the Delhi office."),
+            ("file", "I prefer WhatsApp over email."),
+            ("web_page", "Speaks French."),
+            ("agent", "I see you work from the Mumbai office and prefer phone calls."),
+        ],
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     text = memory_text(agent, "u_1") or ""
     for leaked in ("Delhi", "WhatsApp", "French", "Mumbai", "phone"):
@@ -65,7 +78,18 @@ def test_tool_results_files_web_pages_and_agent_replies_are_never_sources(agent)
 
 def test_the_writer_input_holds_only_the_persons_words_and_actions(agent, openai_engine):
     openai_engine.default = chat_json({"operations": []})
-    _, last = chat(agent, "u_1", [("user", "I prefer email."), ("tool_result", "TOOL-SECRET-42"), ("file", "FILE-77"), ("web_page", "PAGE-99"), ("agent", "Noted."), ("action", "renew_plan", "succeeded")])
+    _, last = chat(
+        agent,
+        "u_1",
+        [
+            ("user", "I prefer email."),
+            ("tool_result", "TOOL-SECRET-42"),
+            ("file", "FILE-77"),
+            ("web_page", "PAGE-99"),
+            ("agent", "Noted."),
+            ("action", "renew_plan", "succeeded"),
+        ],
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     sent = openai_engine.requests[0]["json"]["messages"][1]["content"]
     for hidden in ("TOOL-SECRET-42", "FILE-77", "PAGE-99"):
@@ -90,7 +114,9 @@ def forbidden_model_answer(message_id, action_id=None):
 
 
 def test_guards_in_code_drop_what_a_model_returns_against_the_rules(agent, openai_engine):
-    conversation, last = chat(agent, "u_1", [("user", "I work from the Pune office, card 4111 1111 1111 1111, password hunter2")])
+    conversation, last = chat(
+        agent, "u_1", [("user", "I work from the Pune office, card 4111 1111 1111 1111, password hunter2")]
+    )
     message_id = f"m{conversation.messages.get(kind='user').pk}"
     openai_engine.script.append(chat_json(forbidden_model_answer(message_id)))
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
@@ -108,7 +134,11 @@ def test_team_instructions_open_a_category(agent, openai_engine):
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": "Keep food allergies."}})
     conversation, last = chat(agent, "u_1", [("user", "I'm allergic to peanuts.")])
     message_id = f"m{conversation.messages.get(kind='user').pk}"
-    openai_engine.script.append(chat_json({"operations": [{"op": "add", "line": None, "text": "Allergic to peanuts.", "sources": [message_id]}]}))
+    openai_engine.script.append(
+        chat_json(
+            {"operations": [{"op": "add", "line": None, "text": "Allergic to peanuts.", "sources": [message_id]}]}
+        )
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1") == "Allergic to peanuts."
 
@@ -117,7 +147,10 @@ def test_at_most_30_lines_are_kept(agent, openai_engine):
     facts = "I use these tools for reporting: " + ", ".join(f"number {i}" for i in range(40))
     conversation, last = chat(agent, "u_1", [("user", facts)])
     message_id = f"m{conversation.messages.get(kind='user').pk}"
-    ops = [{"op": "add", "line": None, "text": f"Uses tool number {i} for reporting.", "sources": [message_id]} for i in range(40)]
+    ops = [
+        {"op": "add", "line": None, "text": f"Uses tool number {i} for reporting.", "sources": [message_id]}
+        for i in range(40)
+    ]
     openai_engine.script.append(chat_json({"operations": ops}))
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert len(memory_text(agent, "u_1").split("\n")) == 30
@@ -147,7 +180,9 @@ def test_a_model_failure_leaves_the_memory_untouched_and_retries_with_backoff(ag
     # Once the model answers again, the next chat's run reads the unread part too.
     openai_engine.default = chat_json({"operations": []})
     _, last = chat(agent, "u_1", [("user", "Thanks")], start=now + timedelta(hours=1))
-    run = services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True) and MemoryRun.objects.filter(status="succeeded").get(kind="quiet")
+    run = services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True) and MemoryRun.objects.filter(
+        status="succeeded"
+    ).get(kind="quiet")
     assert run.messages_read == 2
     assert Memory.objects.get(end_user=end_user).last_failure is None
 
@@ -220,7 +255,9 @@ def test_said_once_then_confirmed_drops_the_note(agent):
     _, last = chat(agent, "u_1", [("user", "Maybe we'll move to the annual plan.")])
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1") == "Might move to the annual plan (said once, 3 Nov)."
-    _, last = chat(agent, "u_1", [("user", "We have decided: we're moving to the annual plan.")], start=T0 + timedelta(days=2))
+    _, last = chat(
+        agent, "u_1", [("user", "We have decided: we're moving to the annual plan.")], start=T0 + timedelta(days=2)
+    )
     services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     text = memory_text(agent, "u_1")
     assert "said once" not in text and "annual plan" in text

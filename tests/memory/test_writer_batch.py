@@ -3,6 +3,7 @@ run, in a fixed number of queries per batch, and whatever a batch cannot do goes
 
 Each test builds the same people twice, on two agents of one team: one agent's are run one by one
 (`writer.run_quiet_window`), the other's in one batch, and what each memory became is compared."""
+
 from datetime import timedelta
 
 import pytest
@@ -30,7 +31,10 @@ SAID = [
     "Stop remembering me.",
     "Please forget where I work.",
 ]
-CONFIG = {"actions": [{"name": "renew_plan", "label": "Renewed the plan"}], "memorySettings": {"on": True, "quietMinutes": 5}}
+CONFIG = {
+    "actions": [{"name": "renew_plan", "label": "Renewed the plan"}],
+    "memorySettings": {"on": True, "quietMinutes": 5},
+}
 T0 = (timezone.now() - timedelta(days=2)).replace(microsecond=0)
 
 
@@ -43,7 +47,9 @@ def chat(agent, external_id, texts, *, at, action=None):
     for text in texts:
         at += timedelta(seconds=30)
         agent_services.message_record(conversation=conversation, kind="user", text=text, now=at)
-        agent_services.message_record(conversation=conversation, kind="agent", text="Noted.", now=at + timedelta(seconds=1))
+        agent_services.message_record(
+            conversation=conversation, kind="agent", text="Noted.", now=at + timedelta(seconds=1)
+        )
     if action:
         agent_services.action_run_record(conversation=conversation, name="renew_plan", status=action, now=at)
     return conversation.end_user_id, at
@@ -65,7 +71,9 @@ def state(agent):
             "forget_pending": bool(memory.forget_pending),
             "runs": runs,
         }
-    due = Conversation.objects.filter(agent=agent, memory_due_at__isnull=False).values_list("end_user__external_id", flat=True)
+    due = Conversation.objects.filter(agent=agent, memory_due_at__isnull=False).values_list(
+        "end_user__external_id", flat=True
+    )
     return out, sorted(due)
 
 
@@ -106,7 +114,9 @@ def test_a_batch_keeps_what_single_runs_keep_across_the_cases(team, user):
 
 
 @pytest.mark.django_db
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(
     people=st.lists(
         st.tuples(st.lists(st.integers(0, len(SAID) - 1), max_size=4), st.sampled_from([None, "succeeded", "failed"])),
@@ -141,7 +151,7 @@ def test_a_batch_reads_and_writes_in_a_fixed_number_of_queries(team, user):
     for n in (3, 25):
         agent, ids = batch_of(team, user, n, at=T0)
         writer_batch.run_quiet_windows(end_user_ids=ids, now=T0 + timedelta(hours=1))  # creates their memories
-        for i, pk in enumerate(ids):
+        for i in range(len(ids)):
             chat(agent, f"u{i}", SAID[(i + 3) % 6 : (i + 3) % 6 + 1], at=T0 + timedelta(hours=1, minutes=1))
         with CaptureQueriesContext(connection) as queries:
             rows = writer_batch.run_quiet_windows(end_user_ids=ids, now=T0 + timedelta(hours=2))
@@ -169,7 +179,9 @@ def test_a_memory_changed_during_the_batch_is_read_again_alone(team, user, monke
             if not EditsMidway.edited:
                 EditsMidway.edited = True
                 end_user = agent.end_users.get(pk=target)
-                services.memory_set(end_user=end_user, text="Works from the Delhi office.", now=T0 + timedelta(minutes=50))
+                services.memory_set(
+                    end_user=end_user, text="Works from the Delhi office.", now=T0 + timedelta(minutes=50)
+                )
             return offline.structured(**kwargs)
 
     monkeypatch.setattr(writer, "get_engine", lambda: EditsMidway())
@@ -205,7 +217,9 @@ def test_an_engine_failure_in_a_batch_is_recorded_for_that_person_only(team, use
     assert memory.text == "" and memory.read_up_to is None and memory.last_failure["code"] == "model_timeout"
     assert MemoryRun.objects.filter(memory__agent=agent, status=MemoryRun.Status.SUCCEEDED).count() == 2
     # Its chats stay due for the retry; the others' are answered.
-    due = set(Conversation.objects.filter(agent=agent, memory_due_at__isnull=False).values_list("end_user_id", flat=True))
+    due = set(
+        Conversation.objects.filter(agent=agent, memory_due_at__isnull=False).values_list("end_user_id", flat=True)
+    )
     assert due == {memory.end_user_id}
 
 

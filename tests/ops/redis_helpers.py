@@ -2,6 +2,7 @@
 one more per pytest-xdist worker: 13 for gw0, 14 for gw1, ...) so nothing collides with a developer's
 Redis or with the other worker's tests. Skipped when Redis does not answer, unless
 REQUIRE_REDIS=1 (CI), where that fails the test instead."""
+
 import os
 import subprocess
 import sys
@@ -16,7 +17,9 @@ TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", f"redis://127.0.0.1:6379/{13 +
 def manage(*args, redis_url=None, code=None, check=True, timeout=120):
     """Run `manage.py ARGS` (or `manage.py shell -c CODE`) beside the cluster: same database, same broker."""
     argv = [sys.executable, "manage.py", *(("shell", "-c", code) if code else args)]
-    result = subprocess.run(argv, cwd=ROOT, env=cluster_env(redis_url), capture_output=True, text=True, timeout=timeout, check=False)
+    result = subprocess.run(
+        argv, cwd=ROOT, env=cluster_env(redis_url), capture_output=True, text=True, timeout=timeout, check=False
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"{argv[2:]} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
     return result
@@ -52,7 +55,9 @@ def writer_answer(body):
     if payload.get("mode") == "review":
         ops = [{"op": "replace", "line": 1, "text": "Prefers email.", "sources": []}] if payload["lines"] else []
     else:
-        ops = [{"op": "add", "line": None, "text": "Prefers email over phone.", "sources": [payload["messages"][0]["id"]]}]
+        ops = [
+            {"op": "add", "line": None, "text": "Prefers email over phone.", "sources": [payload["messages"][0]["id"]]}
+        ]
     return chat_json({"operations": ops})
 
 

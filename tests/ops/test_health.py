@@ -1,4 +1,5 @@
 """The background work cannot stall unseen (issue 13): `memory_health` and /healthz/tasks."""
+
 import os
 import re
 import signal
@@ -69,8 +70,14 @@ def test_a_recent_due_end_user_is_within_the_threshold(agent):
 
 def test_an_old_queued_task_fails_the_check(db):
     broker = get_broker()
-    old = {"id": "x", "name": "x", "func": "memory.tasks.sweep_quiet_windows", "args": (), "kwargs": {},
-           "started": timezone.now() - timedelta(minutes=10)}
+    old = {
+        "id": "x",
+        "name": "x",
+        "func": "memory.tasks.sweep_quiet_windows",
+        "args": (),
+        "kwargs": {},
+        "started": timezone.now() - timedelta(minutes=10),
+    }
     broker.enqueue(SignedPackage.dumps(old))
     queue = checks(task_health(threshold=300))["queue"]
     assert (queue["ok"], queue["waiting"]) == (False, 1) and queue["oldest_seconds"] >= 600
@@ -81,8 +88,12 @@ def test_an_old_queued_task_fails_the_check(db):
 def test_an_apply_without_a_heartbeat_fails_the_check(agent, user):
     now = timezone.now()
     job = ApplyJob.objects.create(
-        agent=agent, version=agent.versions.first(), status=ApplyJob.Status.RUNNING,
-        created_at=now - timedelta(minutes=20), started_at=now - timedelta(minutes=20), heartbeat_at=now - timedelta(minutes=10),
+        agent=agent,
+        version=agent.versions.first(),
+        status=ApplyJob.Status.RUNNING,
+        created_at=now - timedelta(minutes=20),
+        started_at=now - timedelta(minutes=20),
+        heartbeat_at=now - timedelta(minutes=10),
     )
     assert checks(task_health(threshold=300))["apply"]["ok"] is False
     ApplyJob.objects.filter(pk=job.pk).update(heartbeat_at=now)
@@ -94,8 +105,12 @@ def test_an_apply_without_a_heartbeat_fails_the_check(agent, user):
 def test_resume_stalled_queues_a_lost_apply_again_from_its_cursor(agent, user):
     now = timezone.now()
     job = ApplyJob.objects.create(
-        agent=agent, version=agent.versions.first(), status=ApplyJob.Status.RUNNING,
-        created_at=now - timedelta(minutes=20), started_at=now - timedelta(minutes=20), heartbeat_at=now - timedelta(minutes=10),
+        agent=agent,
+        version=agent.versions.first(),
+        status=ApplyJob.Status.RUNNING,
+        created_at=now - timedelta(minutes=20),
+        started_at=now - timedelta(minutes=20),
+        heartbeat_at=now - timedelta(minutes=10),
     )
     assert health_exit(resume_stalled=True) == 1  # this time it fails, and the job is queued again
     job.refresh_from_db()
@@ -120,8 +135,11 @@ def test_a_stalled_cluster_on_redis_fails_the_check_and_a_working_one_passes(age
     cluster = start_cluster(tmp_path / "qcluster.log", redis_url=redis_url, **model_env(fake_openai))
     try:
         manage(code=ENQUEUE_SWEEP, redis_url=redis_url)
-        wait_for(lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_first").exists(),
-                 what="the first quiet-window run", clusters=[cluster])
+        wait_for(
+            lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_first").exists(),
+            what="the first quiet-window run",
+            clusters=[cluster],
+        )
         healthy = manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False)
         assert healthy.returncode == 0, healthy.stdout + healthy.stderr
 
@@ -141,10 +159,16 @@ def test_a_stalled_cluster_on_redis_fails_the_check_and_a_working_one_passes(age
         assert re.search(r"queue: STALLED, [12] waiting", report.stdout), report.stdout
 
         os.killpg(cluster[0].pid, signal.SIGCONT)
-        wait_for(lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_second").exists(),
-                 what="the thawed cluster's run", clusters=[cluster])
-        wait_for(lambda: manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False).returncode == 0,
-                 what="the check to pass again", timeout=60)
+        wait_for(
+            lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_second").exists(),
+            what="the thawed cluster's run",
+            clusters=[cluster],
+        )
+        wait_for(
+            lambda: manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False).returncode == 0,
+            what="the check to pass again",
+            timeout=60,
+        )
     finally:
         stop_cluster(*cluster)
 
@@ -169,8 +193,11 @@ def test_the_issues_dead_idle_worker_is_caught_and_a_restart_heals_it(agent, red
 
         pid = wait_for(worker_pid, what="the worker to be ready", clusters=[cluster])
         os.kill(pid, signal.SIGKILL)
-        wait_for(lambda: len(re.findall(r"ready for work at", (log.seek(0), log.read())[1])) >= 2,
-                 what="the reincarnated worker", clusters=[cluster])
+        wait_for(
+            lambda: len(re.findall(r"ready for work at", (log.seek(0), log.read())[1])) >= 2,
+            what="the reincarnated worker",
+            clusters=[cluster],
+        )
         make_due(agent, "u_after_kill")
         for _ in range(3):  # three schedule ticks' sweeps
             manage(code=ENQUEUE_SWEEP, redis_url=redis_url)
@@ -186,9 +213,15 @@ def test_the_issues_dead_idle_worker_is_caught_and_a_restart_heals_it(agent, red
 
     cluster = start_cluster(tmp_path / "qcluster-restarted.log", redis_url=redis_url, Q_WORKERS="1", **env)
     try:
-        wait_for(lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_after_kill").exists(),
-                 what="the restarted cluster's run", clusters=[cluster])
-        wait_for(lambda: manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False).returncode == 0,
-                 what="the check to pass after the restart", timeout=90)
+        wait_for(
+            lambda: Memory.objects.exclude(text="").filter(end_user__external_id="u_after_kill").exists(),
+            what="the restarted cluster's run",
+            clusters=[cluster],
+        )
+        wait_for(
+            lambda: manage("memory_health", "--stall-seconds", "60", redis_url=redis_url, check=False).returncode == 0,
+            what="the check to pass after the restart",
+            timeout=90,
+        )
     finally:
         stop_cluster(*cluster)

@@ -1,6 +1,7 @@
 """Logs an operator can use (issue 13): LOG_FORMAT=json gives one JSON object a line for each
 request and each task, with event, level, timings, outcome and agent id, and never a memory's
 text, a message or a key."""
+
 import io
 import json
 import logging
@@ -47,15 +48,25 @@ def test_one_json_line_per_request_with_the_route_not_the_path(agent, user, clie
 def test_task_lines_say_what_ran_how_long_and_how_it_ended_without_arguments():
     stream, done = capture(JsonFormatter())
     try:
-        task = {"func": "memory.tasks.run_quiet_window", "args": (4242,), "kwargs": {}, "group": "memory-quiet",
-                "started": timezone.now() - timedelta(seconds=3)}
+        task = {
+            "func": "memory.tasks.run_quiet_window",
+            "args": (4242,),
+            "kwargs": {},
+            "group": "memory-quiet",
+            "started": timezone.now() - timedelta(seconds=3),
+        }
         task_started(sender="django_q", task=task)
         task.update(success=False, result="Traceback ... Lives at 14 Juniper Lane")
         task_finished(sender="django_q", task=task)
     finally:
         done()
     (line,) = json_lines(stream)
-    assert (line["event"], line["func"], line["outcome"], line["level"]) == ("task", "memory.tasks.run_quiet_window", "failed", "WARNING")
+    assert (line["event"], line["func"], line["outcome"], line["level"]) == (
+        "task",
+        "memory.tasks.run_quiet_window",
+        "failed",
+        "WARNING",
+    )
     assert line["queued_ms"] >= 3000 and line["duration_ms"] >= 0
     assert "Juniper" not in json.dumps(line) and "4242" not in json.dumps(line)
 
@@ -65,7 +76,9 @@ def test_memory_run_lines_carry_the_agent_and_counts_never_words(agent):
     start = timezone.now() - timedelta(minutes=30)
     try:
         conversation = agent_services.conversation_start(agent=agent, external_id="person@example.com", now=start)
-        agent_services.message_record(conversation=conversation, kind="user", text="I prefer email over phone.", now=start)
+        agent_services.message_record(
+            conversation=conversation, kind="user", text="I prefer email over phone.", now=start
+        )
         from memory.services import memory_sweep
 
         memory_sweep(run_inline=True)

@@ -1,5 +1,6 @@
 """/metrics (issue 13): Prometheus text behind a token or the private network, gauges from the
 database, counters shared by every process, and no memory text, id or name in any of it."""
+
 import json
 import re
 from datetime import timedelta
@@ -67,10 +68,14 @@ def test_metrics_count_chats_runs_drops_and_model_calls_without_words_or_ids(age
         if len(calls) > 1:
             return {"status": 500, "body": {"error": {"message": "down"}}}
         first = json.loads(body["messages"][-1]["content"])["messages"][0]["id"]
-        return chat_json({"operations": [
-            {"op": "add", "line": None, "text": "Prefers email.", "sources": [first]},
-            {"op": "add", "line": None, "text": "Unsourced line.", "sources": ["m999999"]},
-        ]})
+        return chat_json(
+            {
+                "operations": [
+                    {"op": "add", "line": None, "text": "Prefers email.", "sources": [first]},
+                    {"op": "add", "line": None, "text": "Unsourced line.", "sources": ["m999999"]},
+                ]
+            }
+        )
 
     openai_engine.default = answer
     memory_sweep(run_inline=True)
@@ -82,7 +87,14 @@ def test_metrics_count_chats_runs_drops_and_model_calls_without_words_or_ids(age
     assert values[("agentnava_memory_runs_total", (("kind", "quiet"), ("status", "failed")))] == 1
     assert values[("agentnava_guard_drops_total", (("kind", "quiet"), ("reason", "unsourced")))] >= 1
     assert values[("agentnava_model_calls_total", (("outcome", "ok"), ("task", "memory_operations")))] == 1
-    assert sum(v for (name, labels), v in values.items() if name == "agentnava_model_calls_total" and ("outcome", "ok") not in labels) == 1
+    assert (
+        sum(
+            v
+            for (name, labels), v in values.items()
+            if name == "agentnava_model_calls_total" and ("outcome", "ok") not in labels
+        )
+        == 1
+    )
     assert values[("agentnava_model_latency_seconds_count", (("task", "memory_operations"),))] == 2
     assert values[("agentnava_due_backlog", ())] == 0
     assert ("agentnava_task_health", ()) in values

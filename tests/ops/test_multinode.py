@@ -2,6 +2,7 @@
 two machines, share the quiet-window work and Apply. Every memory is written exactly once, none
 twice; each Apply reviews each memory once and finishes; concurrent sweeps never queue an end user
 twice (the sweep's claim, `memory.due.claim`)."""
+
 import re
 from collections import Counter
 from datetime import timedelta
@@ -27,7 +28,9 @@ def make_due_end_users(agents, count):
     for n in range(count):
         agent = agents[n % len(agents)]
         conversation = agent_services.conversation_start(agent=agent, external_id=f"u_{n}", now=start)
-        agent_services.message_record(conversation=conversation, kind="user", text="Please email me, not a call.", now=start)
+        agent_services.message_record(
+            conversation=conversation, kind="user", text="Please email me, not a call.", now=start
+        )
 
 
 def processed(log, func):
@@ -37,7 +40,9 @@ def processed(log, func):
 
 @pytest.mark.cluster
 @pytest.mark.django_db(transaction=True)
-def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(team, user, agent, redis_url, fake_openai, tmp_path):
+def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(
+    team, user, agent, redis_url, fake_openai, tmp_path
+):
     agents = [agent] + [
         agent_services.agent_create(
             team=team, name=f"Support {n}", user=user, config={"memorySettings": {"on": True, "quietMinutes": 15}}
@@ -51,14 +56,20 @@ def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(team, us
     try:
         # Four sweeps at once, as four schedulers' ticks would queue them; the two nodes run them
         # side by side. The claim hands each due end user to one sweep only.
-        manage(redis_url=redis_url, code=(
-            "from django_q.tasks import async_task\n"
-            "for _ in range(4): async_task('memory.tasks.sweep_quiet_windows')"
-        ))
+        manage(
+            redis_url=redis_url,
+            code=(
+                "from django_q.tasks import async_task\n"
+                "for _ in range(4): async_task('memory.tasks.sweep_quiet_windows')"
+            ),
+        )
         written = Memory.objects.exclude(text="")
         wait_for(lambda: written.count() == END_USERS, what=f"{END_USERS} memories", timeout=300, clusters=clusters)
-        wait_for(lambda: Task.objects.filter(func="memory.tasks.sweep_quiet_windows").count() == 4,
-                 what="the four sweeps to finish", clusters=clusters)
+        wait_for(
+            lambda: Task.objects.filter(func="memory.tasks.sweep_quiet_windows").count() == 4,
+            what="the four sweeps to finish",
+            clusters=clusters,
+        )
 
         runs = MemoryRun.objects.filter(kind=MemoryRun.Kind.QUIET)
         assert runs.filter(status=MemoryRun.Status.SUCCEEDED).count() == END_USERS
@@ -73,14 +84,21 @@ def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(team, us
         assert sum(per_node) == END_USERS and min(per_node) > 0, per_node
 
         # Apply for every agent at once: the step tasks spread over both nodes.
-        manage(redis_url=redis_url, code=(
-            "from agents.models import Agent\n"
-            "from memory.apply import apply_start\n"
-            f"for agent in Agent.objects.filter(pk__in={[a.pk for a in agents]}): apply_start(agent=agent)"
-        ))
+        manage(
+            redis_url=redis_url,
+            code=(
+                "from agents.models import Agent\n"
+                "from memory.apply import apply_start\n"
+                f"for agent in Agent.objects.filter(pk__in={[a.pk for a in agents]}): apply_start(agent=agent)"
+            ),
+        )
         jobs = ApplyJob.objects.filter(agent__in=agents)
-        wait_for(lambda: jobs.count() == AGENTS and not jobs.filter(status__in=ApplyJob.ACTIVE).exists(),
-                 what="every Apply to finish", timeout=300, clusters=clusters)
+        wait_for(
+            lambda: jobs.count() == AGENTS and not jobs.filter(status__in=ApplyJob.ACTIVE).exists(),
+            what="every Apply to finish",
+            timeout=300,
+            clusters=clusters,
+        )
         for job in jobs:
             assert (job.status, job.reviewed, job.changed, job.failed) == ("done", job.total, job.total, 0)
         assert sum(job.total for job in jobs) == END_USERS

@@ -1,6 +1,7 @@
 """The project's schedules (ops.schedules.SCHEDULES) are made after every migrate, once each, and a
 schedule added to the declaration reaches an existing database on its next migrate. The unique index
 an old migration put on django-q's own table is gone."""
+
 from datetime import timedelta
 
 import pytest
@@ -52,7 +53,9 @@ def test_a_schedule_added_to_the_declaration_appears_on_the_next_migrate(db, mon
 def test_a_declared_schedule_changed_by_hand_is_brought_back_and_others_are_left_alone(db):
     migrate()
     Schedule.objects.filter(name="memory-quiet-sweep").update(func="memory.tasks.retention_sweep", minutes=7)
-    mine = Schedule.objects.create(name="operator-own", func="memory.tasks.retention_sweep", schedule_type=Schedule.DAILY)
+    mine = Schedule.objects.create(
+        name="operator-own", func="memory.tasks.retention_sweep", schedule_type=Schedule.DAILY
+    )
     migrate()
     sweep = Schedule.objects.get(name="memory-quiet-sweep")
     assert (sweep.func, sweep.minutes) == ("memory.tasks.sweep_quiet_windows", 1)
@@ -71,7 +74,9 @@ def test_the_old_unique_index_on_django_qs_table_is_dropped_on_an_existing_datab
     executor = MigrationExecutor(connection)
     executor.migrate([("memory", "0006_trialjob_include_open")])
     with connection.cursor() as cursor:  # as 0002_schedules once made it
-        cursor.execute("CREATE UNIQUE INDEX memory_schedule_name_unique ON django_q_schedule (name) WHERE name IS NOT NULL")
+        cursor.execute(
+            "CREATE UNIQUE INDEX memory_schedule_name_unique ON django_q_schedule (name) WHERE name IS NOT NULL"
+        )
     assert "memory_schedule_name_unique" in schedule_indexes()
     migrate()
     assert "memory_schedule_name_unique" not in schedule_indexes()

@@ -1,5 +1,6 @@
 """Webhooks: endpoints through the API and the web page, deliveries received by a real HTTP server
 on 127.0.0.1 that verifies each signature, retries with exponential backoff, the replay window."""
+
 import json
 import threading
 from datetime import timedelta
@@ -90,10 +91,14 @@ def test_register_list_read_change_and_remove_an_endpoint(team, agent, key, rece
     rotated = call("patch", f"/webhooks/{body['id']}", key, {"rotateSecret": True}).json()
     assert rotated["secret"] != body["secret"]
     assert call("patch", f"/webhooks/{body['id']}", key, {"secret": "x"}).json()["error"]["field"] == "secret"
-    scoped = call("post", "/webhooks", key, {"url": receiver.url, "events": ["memory.deleted"], "agentId": agent.public_id}).json()
+    scoped = call(
+        "post", "/webhooks", key, {"url": receiver.url, "events": ["memory.deleted"], "agentId": agent.public_id}
+    ).json()
     assert scoped["agentId"] == agent.public_id
     theirs = agent_services.agent_create(team=other_team[0], name="Globex")
-    foreign = call("post", "/webhooks", key, {"url": receiver.url, "events": ["memory.deleted"], "agentId": theirs.public_id})
+    foreign = call(
+        "post", "/webhooks", key, {"url": receiver.url, "events": ["memory.deleted"], "agentId": theirs.public_id}
+    )
     assert foreign.json()["error"]["code"] == "agent_not_found"
     assert call("delete", f"/webhooks/{body['id']}", key).status_code == 204
     assert call("get", f"/webhooks/{body['id']}", key).json()["error"]["code"] == "webhook_not_found"
@@ -124,7 +129,9 @@ def test_another_teams_endpoint_is_not_found(team, key, other_team, receiver):
 # --- Deliveries ---------------------------------------------------------------------------
 
 
-def test_each_memory_change_is_delivered_signed_with_ids_and_counts_only(team, agent, key, receiver, django_capture_on_commit_callbacks):
+def test_each_memory_change_is_delivered_signed_with_ids_and_counts_only(
+    team, agent, key, receiver, django_capture_on_commit_callbacks
+):
     endpoint = services.endpoint_create(team=team, url=receiver.url, events=list(services.EVENTS))
     base = f"/agents/{agent.public_id}/end-users/u_ananya"
     with django_capture_on_commit_callbacks(execute=True):
@@ -153,14 +160,20 @@ def test_each_memory_change_is_delivered_signed_with_ids_and_counts_only(team, a
     assert read["deliveries"][0]["lastResponseCode"] == 200
 
 
-def test_text_only_for_an_endpoint_that_opted_in_and_only_its_events_and_agent(team, agent, receiver, django_capture_on_commit_callbacks):
+def test_text_only_for_an_endpoint_that_opted_in_and_only_its_events_and_agent(
+    team, agent, receiver, django_capture_on_commit_callbacks
+):
     other = agent_services.agent_create(team=team, name="Sales", config={"memorySettings": {"on": True}})
-    with_text = services.endpoint_create(team=team, url=receiver.url, events=["memory.updated"], include_text=True, agent=agent)
+    with_text = services.endpoint_create(
+        team=team, url=receiver.url, events=["memory.updated"], include_text=True, agent=agent
+    )
     end_user = agent_services.end_user_get_or_create(agent=agent, external_id="u_1")
     with django_capture_on_commit_callbacks(execute=True):
         memory_services.memory_set(end_user=end_user, text="Likes tea.")
         memory_services.memory_stop(end_user=end_user)  # not subscribed
-        memory_services.memory_set(end_user=agent_services.end_user_get_or_create(agent=other, external_id="u_2"), text="Other agent.")
+        memory_services.memory_set(
+            end_user=agent_services.end_user_get_or_create(agent=other, external_id="u_2"), text="Other agent."
+        )
     [event] = receiver.events(with_text.secret)
     assert event["type"] == "memory.updated" and event["data"]["endUserId"] == "u_1"
     # The text is read when sending: after the stop it is empty, and the delivery row never held it.
@@ -168,11 +181,15 @@ def test_text_only_for_an_endpoint_that_opted_in_and_only_its_events_and_agent(t
     assert "text" not in Delivery.objects.get().data
 
 
-def test_a_failed_delivery_is_retried_with_exponential_backoff_then_gives_up(team, agent, receiver, django_capture_on_commit_callbacks):
+def test_a_failed_delivery_is_retried_with_exponential_backoff_then_gives_up(
+    team, agent, receiver, django_capture_on_commit_callbacks
+):
     endpoint = services.endpoint_create(team=team, url=receiver.url, events=["memory.updated"])
     receiver.statuses = [500, 503]
     with django_capture_on_commit_callbacks(execute=True):
-        memory_services.memory_set(end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes tea.")
+        memory_services.memory_set(
+            end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes tea."
+        )
     delivery = Delivery.objects.get()
     assert (delivery.status, delivery.attempts, delivery.last_response_code) == ("retrying", 1, 500)
     first_wait = delivery.next_attempt_at - delivery.last_attempt_at
@@ -188,11 +205,15 @@ def test_a_failed_delivery_is_retried_with_exponential_backoff_then_gives_up(tea
     assert len(receiver.requests) == 3
     # Each attempt is signed afresh with its own time, and the same delivery id.
     assert len({r["headers"]["agentnava-delivery"] for r in receiver.requests}) == 1
-    assert all(signing.verify(endpoint.secret, r["body"], r["headers"][signing.HEADER.lower()]) for r in receiver.requests)
+    assert all(
+        signing.verify(endpoint.secret, r["body"], r["headers"][signing.HEADER.lower()]) for r in receiver.requests
+    )
     # An endpoint that never answers 2xx: failed after MAX_ATTEMPTS, and the endpoint says so.
     receiver.statuses = [500] * services.MAX_ATTEMPTS
     with django_capture_on_commit_callbacks(execute=True):
-        memory_services.memory_set(end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes coffee.")
+        memory_services.memory_set(
+            end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes coffee."
+        )
     failing = Delivery.objects.exclude(pk=delivery.pk).get()
     while services.deliver(failing.pk) == "retrying":
         pass
@@ -201,11 +222,15 @@ def test_a_failed_delivery_is_retried_with_exponential_backoff_then_gives_up(tea
     assert Endpoint.objects.get(pk=endpoint.pk).last_status == "failed"
 
 
-def test_private_addresses_are_refused_unless_allowed(team, agent, receiver, settings, django_capture_on_commit_callbacks):
+def test_private_addresses_are_refused_unless_allowed(
+    team, agent, receiver, settings, django_capture_on_commit_callbacks
+):
     settings.WEBHOOKS_ALLOW_PRIVATE = False
     services.endpoint_create(team=team, url=receiver.url, events=["memory.updated"])
     with django_capture_on_commit_callbacks(execute=True):
-        memory_services.memory_set(end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes tea.")
+        memory_services.memory_set(
+            end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes tea."
+        )
     delivery = Delivery.objects.get()
     assert delivery.status == "retrying" and delivery.last_error == "address not allowed"
     assert receiver.requests == []
@@ -233,7 +258,9 @@ def test_the_web_page_adds_pauses_and_removes_an_endpoint(team, member_client, r
     theirs.delete()
     page = member_client.get("/settings/webhooks/")
     assert page.status_code == 200 and b"No endpoints yet" in page.content
-    added = member_client.post("/settings/webhooks/", {"url": receiver.url, "events": ["memory.stopped", "end_user.erased"]})
+    added = member_client.post(
+        "/settings/webhooks/", {"url": receiver.url, "events": ["memory.stopped", "end_user.erased"]}
+    )
     endpoint = Endpoint.objects.get(team=team)
     assert endpoint.secret.encode() in added.content and endpoint.events == ["memory.stopped", "end_user.erased"]
     assert endpoint.include_text is False
@@ -243,7 +270,9 @@ def test_the_web_page_adds_pauses_and_removes_an_endpoint(team, member_client, r
     assert not Endpoint.objects.exists()
 
 
-def test_an_erase_clears_their_finished_deliveries_and_old_ones_are_pruned(team, agent, receiver, django_capture_on_commit_callbacks):
+def test_an_erase_clears_their_finished_deliveries_and_old_ones_are_pruned(
+    team, agent, receiver, django_capture_on_commit_callbacks
+):
     services.endpoint_create(team=team, url=receiver.url, events=list(services.EVENTS))
     mine = agent_services.end_user_get_or_create(agent=agent, external_id="u_1")
     other = agent_services.end_user_get_or_create(agent=agent, external_id="u_2")
@@ -254,7 +283,10 @@ def test_an_erase_clears_their_finished_deliveries_and_old_ones_are_pruned(team,
     with django_capture_on_commit_callbacks(execute=True):
         memory_services.end_user_erase(end_user=mine)
     # Only the erase's own event still names u_1; u_2's history stays.
-    assert sorted(Delivery.objects.values_list("event", "data__endUserId")) == [("end_user.erased", "u_1"), ("memory.updated", "u_2")]
+    assert sorted(Delivery.objects.values_list("event", "data__endUserId")) == [
+        ("end_user.erased", "u_1"),
+        ("memory.updated", "u_2"),
+    ]
     assert services.prune(now=timezone.now() + timedelta(days=services.KEEP_DAYS - 1)) == 0
     assert services.prune(now=timezone.now() + timedelta(days=services.KEEP_DAYS + 1)) == 2
     assert not Delivery.objects.exists()
@@ -268,8 +300,14 @@ def test_over_http_register_change_and_remove(live_server, team, settings):
     api = api_for(live_server, team)
     made = api.post("/webhooks", {"url": "https://example.com/hook", "events": ["memory.stopped"]})
     assert made.status == 201 and made.body["secret"].startswith("whsec_")
-    changed = api.patch(f"/webhooks/{made.body['id']}", {"events": ["memory.stopped", "memory.deleted"], "includeText": True})
-    assert changed.status == 200 and changed.body["events"] == ["memory.stopped", "memory.deleted"] and changed.body["includeText"]
+    changed = api.patch(
+        f"/webhooks/{made.body['id']}", {"events": ["memory.stopped", "memory.deleted"], "includeText": True}
+    )
+    assert (
+        changed.status == 200
+        and changed.body["events"] == ["memory.stopped", "memory.deleted"]
+        and changed.body["includeText"]
+    )
     assert api.patch(f"/webhooks/{made.body['id']}", {"url": "http://example.com/hook"}).code == "invalid_webhook"
     assert api.get("/webhooks").body["webhooks"][0]["id"] == made.body["id"]
     assert api.delete(f"/webhooks/{made.body['id']}").status == 204

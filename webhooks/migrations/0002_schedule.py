@@ -1,5 +1,6 @@
 """Once created the webhooks-retry schedule. Schedules are now made after every migrate from
 ops.schedules.SCHEDULES; kept, empty, because existing databases have it recorded."""
+
 from django.db import migrations
 
 

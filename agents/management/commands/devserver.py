@@ -1,4 +1,5 @@
 """Run the web server and the django-q cluster together; Ctrl-C stops both."""
+
 import os
 import signal
 import subprocess

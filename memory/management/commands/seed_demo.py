@@ -1,7 +1,7 @@
 """The demo: a Team-plan team `demo`, a member, an agent with memory on and actions, and end users
 whose conversations reproduce the product document's example memory. Safe to run again."""
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -24,35 +24,56 @@ ACTIONS = [
 
 # (end user, [(day, [turns])]); a turn is ("user"|"agent"|"tool_result"|"web_page", text) or ("action", name, status)
 CHATS = [
-    ("u_ananya", [
-        ((2026, 11, 1, 10, 0), [
-            ("user", "Hi, I'm setting up AgentNava for our team. I work from the Pune office."),
-            ("agent", "Welcome! How would you like us to reach you?"),
-            ("user", "Please email me rather than calling, I prefer email over phone."),
-            ("tool_result", "CRM: customer since 2023, phone +91 98xxxx."),
-        ]),
-        ((2026, 11, 3, 14, 0), [
-            ("user", "I'd like to renew our plan."),
-            ("action", "renew_plan", "succeeded"),
-            ("agent", "Done, your plan is renewed."),
-            ("user", "Maybe we'll move to the annual plan next year."),
-        ]),
-    ]),
-    ("u_ravi", [
-        ((2026, 11, 2, 9, 30), [
-            ("user", "Hello, I'd prefer to chat in Hindi if possible."),
-            ("user", "I use the Android app."),
-            ("action", "buy_addon", "failed"),
-        ]),
-    ]),
-    ("u_meera", [
-        ((2026, 11, 4, 16, 0), [
-            ("user", "I'm a finance manager at Acme."),
-            ("user", "We're migrating our invoices from Zendesk."),
-            ("web_page", "Meera works from the Delhi office."),
-            ("action", "book_demo", "succeeded"),
-        ]),
-    ]),
+    (
+        "u_ananya",
+        [
+            (
+                (2026, 11, 1, 10, 0),
+                [
+                    ("user", "Hi, I'm setting up AgentNava for our team. I work from the Pune office."),
+                    ("agent", "Welcome! How would you like us to reach you?"),
+                    ("user", "Please email me rather than calling, I prefer email over phone."),
+                    ("tool_result", "CRM: customer since 2023, phone +91 98xxxx."),
+                ],
+            ),
+            (
+                (2026, 11, 3, 14, 0),
+                [
+                    ("user", "I'd like to renew our plan."),
+                    ("action", "renew_plan", "succeeded"),
+                    ("agent", "Done, your plan is renewed."),
+                    ("user", "Maybe we'll move to the annual plan next year."),
+                ],
+            ),
+        ],
+    ),
+    (
+        "u_ravi",
+        [
+            (
+                (2026, 11, 2, 9, 30),
+                [
+                    ("user", "Hello, I'd prefer to chat in Hindi if possible."),
+                    ("user", "I use the Android app."),
+                    ("action", "buy_addon", "failed"),
+                ],
+            ),
+        ],
+    ),
+    (
+        "u_meera",
+        [
+            (
+                (2026, 11, 4, 16, 0),
+                [
+                    ("user", "I'm a finance manager at Acme."),
+                    ("user", "We're migrating our invoices from Zendesk."),
+                    ("web_page", "Meera works from the Delhi office."),
+                    ("action", "book_demo", "succeeded"),
+                ],
+            ),
+        ],
+    ),
 ]
 
 
@@ -61,7 +82,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--force", action="store_true", help="Load it even with DEBUG off (it adds a member whose password is public)."
+            "--force",
+            action="store_true",
+            help="Load it even with DEBUG off (it adds a member whose password is public).",
         )
 
     def handle(self, *args, **options):
@@ -96,17 +119,23 @@ class Command(BaseCommand):
             self._replay(support)
         if not Agent.objects.filter(team=team, name="Sales").exists():
             agent_services.agent_create(team=team, name="Sales", user=user)
-        self.stdout.write(f"Demo ready: team 'demo', agent {support.public_id}, sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}")
+        self.stdout.write(
+            f"Demo ready: team 'demo', agent {support.public_id}, sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}"
+        )
 
     def _replay(self, agent: Agent) -> None:
         for external_id, chats in CHATS:
             for start, turns in chats:
-                at = datetime(*start, tzinfo=dt_timezone.utc)
-                conversation = agent_services.conversation_start(agent=agent, external_id=external_id, source="seed", now=at)
+                at = datetime(*start, tzinfo=UTC)
+                conversation = agent_services.conversation_start(
+                    agent=agent, external_id=external_id, source="seed", now=at
+                )
                 for turn in turns:
                     at += timedelta(minutes=1)
                     if turn[0] == "action":
-                        agent_services.action_run_record(conversation=conversation, name=turn[1], status=turn[2], now=at)
+                        agent_services.action_run_record(
+                            conversation=conversation, name=turn[1], status=turn[2], now=at
+                        )
                     else:
                         agent_services.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
                 memory_sweep(now=at + timedelta(minutes=31), run_inline=True)

@@ -40,4 +40,3 @@ class Command(BaseCommand):
                 self.stdout.write(f"resumed {report['resumed_applies']} stalled Apply job(s) from their cursor")
         if not report["ok"]:
             raise SystemExit(1)
-
