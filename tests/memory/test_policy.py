@@ -477,3 +477,20 @@ def test_a_card_is_refused_whatever_its_separators_and_digits(groups, separator,
 )
 def test_order_numbers_counts_and_prices_are_kept(number, template):
     assert line_refusal(template.format(n=number)) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Pays $22139757 a year for the Business plan.",  # a valid DNI's digits, then the article "a"
+        "Spent 22139757 a month on ads.",
+        "Has B 1234567 a week to decide.",
+    ],
+)
+def test_an_amount_followed_by_the_article_a_is_not_a_spanish_id(line):
+    assert line_refusal(line) is None
+
+
+@pytest.mark.parametrize("line", ["My DNI is 22139757-A.", "DNI 22139757a", "Her id: 22139757 A", "NIE X1234567L"])
+def test_spanish_ids_written_the_usual_ways_are_refused(line):
+    assert line_refusal(line) == "government_id"
