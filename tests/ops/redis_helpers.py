@@ -1,5 +1,5 @@
-"""The real Redis for multi-node tests: its own database number (TEST_REDIS_URL, default db 13, and
-one more per pytest-xdist worker: 13 for gw0, 14 for gw1, ...) so nothing collides with a developer's
+"""The real Redis for multi-node tests: its own database number (TEST_REDIS_URL, default db 9, and
+one more per pytest-xdist worker: 9 for gw0, 10 for gw1, ... 12 for gw3) so nothing collides with a developer's
 Redis or with the other worker's tests. Skipped when Redis does not answer, unless
 REQUIRE_REDIS=1 (CI), where that fails the test instead."""
 
@@ -11,7 +11,7 @@ import time
 from ..cluster import ROOT, cluster_env
 
 _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", f"redis://127.0.0.1:6379/{13 + _WORKER}")
+TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", f"redis://127.0.0.1:6379/{9 + _WORKER}")
 
 
 def manage(*args, redis_url=None, code=None, check=True, timeout=120):
