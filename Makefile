@@ -6,8 +6,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 # The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine.
 DEMO_ENV := DEBUG=1
-# pytest-xdist workers for `make test` and `make test-fast` (each has its own test database and Redis
-# db); PYTEST_WORKERS=0 runs in one process.
+# pytest-xdist workers for `make test` and `make test-fast`, a worker taking queued tests from another once
+# it is idle (worksteal: the real-cluster tests are long); each has its own test database and Redis
+# db. PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 2
 
 .PHONY: run test test-fast lint messages prod-check test-fuzz test-repeat venv venv-dev clean
@@ -36,7 +37,7 @@ run: $(VENV)/.runtime
 	$(DEMO_ENV) $(PY) manage.py devserver --addr 127.0.0.1:8000
 
 test: $(VENV)/.dev
-	$(PY) -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 	@if ls tests/js/*.test.mjs >/dev/null 2>&1; then node --test tests/js/*.test.mjs; fi
 
 # What CI checks before the suite: lint, formatting, the apps' import contract (.importlinter), and
@@ -55,7 +56,7 @@ messages: $(VENV)/.runtime
 
 # The inner loop: everything but the browser and the real-cluster tests.
 test-fast: $(VENV)/.dev
-	$(PY) -m pytest -n $(PYTEST_WORKERS) -m "not browser and not cluster" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal -m "not browser and not cluster" $(PYTEST_ARGS)
 
 # A longer random schema fuzz on demand: FUZZ_EXAMPLES=2000 make test-fuzz (FUZZ_SEED=N replays one).
 test-fuzz: $(VENV)/.dev
