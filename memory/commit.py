@@ -76,9 +76,10 @@ class CommitBatch:
     """The side effects of several commits in one transaction (the writer's batch of quiet-window
     runs), written together by `flush`: the audit rows in one INSERT (each still announced by
     `post_save`, as a single commit's is), the due queue in one read and at most two updates, the
-    open chats' notes in one UPDATE, the memory rows in one UPDATE. `updated_at` values are handed out from one read per agent
-    and saved without a savepoint: a tie with another process fails the batch's transaction, and
-    the writer then runs those end users one by one (`memory_commit` alone)."""
+    open chats' notes in one UPDATE, the memory rows in one UPDATE. `updated_at` values are handed
+    out from one read per agent and saved without a savepoint: a tie with another process fails the
+    batch's transaction, which the caller commits again with a new batch (`spread_microseconds`) or
+    leaves to single commits (`writer_batch._commit_with_retries`)."""
 
     def __init__(self, now: datetime, *, spread_microseconds: int = 0):
         self.now = now
