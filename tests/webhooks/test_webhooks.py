@@ -312,3 +312,31 @@ def test_over_http_register_change_and_remove(live_server, team, settings):
     assert api.get("/webhooks").body["webhooks"][0]["id"] == made.body["id"]
     assert api.delete(f"/webhooks/{made.body['id']}").status == 204
     assert not Endpoint.objects.exists()
+
+
+def test_endpoints_are_read_once_a_transaction_and_an_endpoint_change_is_seen_at_once(team, agent):
+    """The writer's batches change many memories in one transaction: the team's endpoints are read
+    once in it (issue 14), and creating, pausing or removing one in this process is seen by the
+    very next change."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    end_user = agent_services.end_user_get_or_create(agent=agent, external_id="u_1")
+
+    def change(text):
+        memory_services.memory_set(end_user=end_user, text=text)
+        return Delivery.objects.count()
+
+    with transaction.atomic():
+        assert change("Prefers email over phone.") == 0  # no endpoint yet: nothing queued
+        endpoint = services.endpoint_create(team=team, url="https://example.com/hook", events=["memory.updated"])
+        assert change("Prefers phone over email.") == 1
+        with CaptureQueriesContext(connection) as queries:
+            assert change("Uses the Android app.") == 2
+            assert change("Uses the iOS app.") == 3
+        assert (
+            sum("webhooks_endpoint" in q["sql"] and q["sql"].startswith("SELECT") for q in queries.captured_queries)
+            == 0
+        )
+        services.endpoint_update(endpoint=endpoint, changes={"active": False})
+        assert change("Uses the web app.") == 3  # paused: seen by the next change
