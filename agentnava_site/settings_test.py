@@ -22,3 +22,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}  # noqa: F405
     (BASE_DIR / "var").mkdir(exist_ok=True)  # noqa: F405
 STATIC_ROOT.mkdir(exist_ok=True)  # noqa: F405  (whitenoise warns about a missing directory)
+
+# Each test process keeps its caches in its own memory, whatever REDIS_URL the shell holds: the
+# autouse fixture in tests/conftest.py empties them before every test, which on a shared Redis
+# would empty another pytest worker's counts mid-test. Tests about Redis start their own processes
+# with REDIS_URL set (tests/cluster.py, tests/ops).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

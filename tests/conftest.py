@@ -45,12 +45,23 @@ def make_team(slug="acme", plan=Plan.TEAM, email=None):
     return team, user
 
 
+def _clear_process_state():
+    from django.core.cache import caches
+
+    for cache in caches.all():
+        cache.clear()
+    agent_services.api_key_cache_clear()
+
+
 @pytest.fixture(autouse=True)
-def fresh_api_key_cache():
-    """The per-process key cache is process state, like a cache: each test starts without it."""
-    agent_services.api_key_cache_clear()
+def fresh_process_state():
+    """Every test starts with empty caches: Django's caches (the API's throttle counts, the website
+    chat's limits, sign-in attempts) and the per-process key cache. On SQLite a rolled-back test's
+    ids are used again by the next test, so a count kept under an id would otherwise carry over to
+    another test's key or agent (and not on PostgreSQL, whose sequences never go back)."""
+    _clear_process_state()
     yield
-    agent_services.api_key_cache_clear()
+    _clear_process_state()
 
 
 @pytest.fixture
