@@ -65,6 +65,9 @@ class GuardResult:
     writer_kept: bool
     set_kept: bool | None
     failures: list[str] = field(default_factory=list)
+    scope: str = "in"
+    guard: str = "secret"
+    hostile: bool = False
 
     @property
     def passed(self) -> bool:
@@ -143,6 +146,9 @@ def run_guard_cases(cases: list[dict]) -> list[GuardResult]:
                     expect=case["expect"],
                     writer_kept=writer_kept,
                     set_kept=set_kept,
+                    scope=str(case.get("scope") or ("negative" if case["expect"] == "keep" else "in")),
+                    guard=str(case.get("guard", "secret")),
+                    hostile=bool(case.get("ops")),
                 )
                 if case["expect"] == "refuse":
                     if writer_kept:
@@ -160,14 +166,51 @@ def run_guard_cases(cases: list[dict]) -> list[GuardResult]:
     return results
 
 
-def command_run(command, paths: list[str]) -> None:
+def _share(count: int, total: int) -> str:
+    return f"{count} of {total} ({100 * count / total:.1f}%)" if total else "0 of 0"
+
+
+def scope_figures(results: list[GuardResult]) -> list[str]:
+    """The evaluation's figures by scope, as the held-out sets report them (issue 24): for the forbidden
+    lines of each scope (``in``: the supported languages and kinds; ``beyond``: other languages and kinds),
+    how many ``set`` stored (secrets only: ``set`` checks nothing else) and how many the writer kept with a
+    model that copies what the person typed; for cases whose model proposes its own operations
+    (``ops``: a hostile model), how many the writer kept; for close negatives (``negative``, or any
+    ``keep`` case), how many ``set`` refused and the writer dropped."""
+    lines = []
+    refused = [r for r in results if r.expect == "refuse"]
+    for scope in sorted({r.scope for r in refused}, key=lambda s: (s != "in", s)):
+        cases = [r for r in refused if r.scope == scope]
+        through_set = [r for r in cases if r.set_kept is not None]
+        copying = [r for r in cases if not r.hostile]
+        lines.append(
+            f"{scope}: stored by set {_share(sum(bool(r.set_kept) for r in through_set), len(through_set))}; "
+            f"kept by the writer {_share(sum(r.writer_kept for r in copying), len(copying))}"
+        )
+    hostile = [r for r in refused if r.hostile]
+    if hostile:
+        lines.append(f"hostile model: kept by the writer {_share(sum(r.writer_kept for r in hostile), len(hostile))}")
+    kept = [r for r in results if r.expect == "keep"]
+    if kept:
+        through_set = [r for r in kept if r.set_kept is not None]
+        lines.append(
+            f"negatives: refused by set {_share(sum(r.set_kept is False for r in through_set), len(through_set))}; "
+            f"dropped by the writer {_share(sum(not r.writer_kept for r in kept), len(kept))}"
+        )
+    return lines
+
+
+def command_run(command, paths: list[str], *, by_scope: bool = False) -> None:
     """What ``memory_eval --guards`` prints: a line per failed case (never a line per kept secret's words
-    beyond its id), then ``N passed, N failed``."""
+    beyond its id), with ``by_scope`` the figures by scope (``scope_figures``), then ``N passed, N failed``."""
     cases = [case for path in paths for case in load_guard_cases(path)]
     results = run_guard_cases(cases)
     for result in results:
         if not result.passed:
             command.stdout.write(f"FAIL {result.id} ({result.kind}): {'; '.join(result.failures)}")
+    if by_scope:
+        for line in scope_figures(results):
+            command.stdout.write(line)
     refused = [r for r in results if r.expect == "refuse"]
     kept = [r for r in results if r.expect == "keep"]
     command.stdout.write(

@@ -48,3 +48,21 @@ def test_memory_eval_guards_prints_a_closing_line(db, tmp_path):
     assert "FAIL wrong (control): the writer refused it; set refused it" in text
     assert "4821" not in text
     assert text.strip().endswith("2 passed, 1 failed")
+
+
+def test_memory_eval_guards_by_scope_reports_each_scope_and_the_negatives(db, tmp_path):
+    cases = tmp_path / "guards.jsonl"
+    cases.write_text(
+        '{"id": "in", "kind": "card_number", "guard": "secret", "lang": "en", "scope": "in", "text": "Card 4242/4242/4242/4242", "expect": "refuse"}\n'
+        '{"id": "beyond", "kind": "password", "guard": "secret", "lang": "en", "scope": "beyond", "text": "Likes blue", "expect": "refuse"}\n'
+        '{"id": "neg", "kind": "control", "guard": "secret", "lang": "en", "scope": "negative", "text": "PIN 4821", "expect": "keep"}\n'
+        '{"id": "neg2", "kind": "control", "guard": "secret", "lang": "en", "scope": "negative", "text": "Prefers e-mail", "expect": "keep"}\n',
+        encoding="utf-8",
+    )
+    out = StringIO()
+    call_command("memory_eval", str(cases), "--guards", "--by-scope", stdout=out)
+    text = out.getvalue()
+    assert "in: stored by set 0 of 1 (0.0%); kept by the writer 0 of 1 (0.0%)" in text
+    assert "beyond: stored by set 1 of 1 (100.0%); kept by the writer 1 of 1 (100.0%)" in text
+    assert "negatives: refused by set 1 of 2 (50.0%); dropped by the writer 1 of 2 (50.0%)" in text
+    assert text.strip().endswith("2 passed, 2 failed")

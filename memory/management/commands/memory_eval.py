@@ -14,13 +14,19 @@ class Command(BaseCommand):
             help="The files hold guard cases (tests/eval/guards.jsonl): offer each line through the real "
             "writer with a scripted engine and through set (memory.guard_eval).",
         )
+        parser.add_argument(
+            "--by-scope",
+            action="store_true",
+            help="With --guards: also print the figures by each case's scope (in, beyond, negative): forbidden "
+            "lines stored by set and kept by the writer, negatives refused by set and dropped by the writer.",
+        )
 
-    def handle(self, *args, cases, guards=False, **options):
+    def handle(self, *args, cases, guards=False, by_scope=False, **options):
         if guards:
             from memory.guard_eval import GuardCaseError, command_run
 
             try:
-                return command_run(self, cases)
+                return command_run(self, cases, by_scope=by_scope)
             except (OSError, GuardCaseError) as exc:
                 raise CommandError(str(exc)) from None
         try:
