@@ -4,8 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-# The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine.
-DEMO_ENV := DEBUG=1
+# The demo runs on the embedded defaults: SQLite, django-q's ORM broker, the offline engine; its
+# webhooks may go to a receiver on this machine.
+DEMO_ENV := DEBUG=1 WEBHOOKS_ALLOW_HTTP=1 WEBHOOKS_ALLOW_PRIVATE=1
 # pytest-xdist workers for `make test` and `make test-fast`, a worker taking queued tests from another once
 # it is idle (worksteal: the real-cluster tests are long); each has its own test database and Redis
 # db. PYTEST_WORKERS=0 runs in one process.

@@ -222,10 +222,11 @@ MEMORY_HEALTH_STALL_SECONDS = int(os.environ.get("MEMORY_HEALTH_STALL_SECONDS", 
 # /metrics: with a token, `Authorization: Bearer <token>`; without, direct private-network requests only.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
-# Webhook endpoints: https only, and never a private, loopback or link-local address, unless these
-# are on (local development and tests: a receiver on 127.0.0.1).
-WEBHOOKS_ALLOW_HTTP = env_bool("WEBHOOKS_ALLOW_HTTP", DEBUG)
-WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
+# Webhook endpoints: https only, to a host whose every address is globally routable (webhooks.addresses),
+# unless these are on: local development (`make run`) and tests with a receiver on 127.0.0.1. Off by
+# default whatever DEBUG says: a server that runs with them on lets a team's endpoint reach its own network.
+WEBHOOKS_ALLOW_HTTP = env_bool("WEBHOOKS_ALLOW_HTTP", False)
+WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", False)
 
 # --- Model engines ---------------------------------------------------------------------------
 # With OPENAI_API_KEY unset, every feature uses the offline engine (rules, no network).

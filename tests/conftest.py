@@ -64,6 +64,26 @@ def fresh_process_state():
     _clear_process_state()
 
 
+# This machine has no outside DNS: the documentation names (RFC 2606) resolve to example.com's
+# public address for webhook registrations; every other name goes to the real resolver. Tests that
+# are about resolution patch `webhooks.addresses.resolve` themselves.
+DOCUMENTATION_ADDRESS = "93.184.215.14"
+
+
+@pytest.fixture(autouse=True)
+def documentation_names_resolve(monkeypatch):
+    from webhooks import addresses
+
+    real = addresses.resolve
+
+    def resolve(host, port):
+        if host.rstrip(".").lower().endswith(("example.com", "example.org", "example.net")):
+            return [DOCUMENTATION_ADDRESS]
+        return real(host, port)
+
+    monkeypatch.setattr(addresses, "resolve", resolve)
+
+
 @pytest.fixture
 def team_and_user(db):
     return make_team("acme")

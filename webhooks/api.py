@@ -20,6 +20,7 @@ from agents.errors import AppError
 
 from . import services
 from .models import EVENTS, Endpoint
+from .sending import RESPONSE_CLASSES
 
 TAG_WEBHOOKS = ["Webhooks"]
 RECENT_DELIVERIES = 20
@@ -35,8 +36,17 @@ class DeliveryOut(serializers.Serializer):
     nextAttemptAt = serializers.DateTimeField(
         source="next_attempt_at", allow_null=True, help_text="When it is tried again (retrying)."
     )
-    lastResponseCode = serializers.IntegerField(source="last_response_code", allow_null=True)
-    lastError = serializers.CharField(source="last_error", allow_blank=True)
+    lastResponseClass = serializers.ChoiceField(
+        source="last_response",
+        choices=RESPONSE_CLASSES,
+        allow_blank=True,
+        help_text="The last attempt's answer, its status class only (`3xx`: a redirect, never followed; "
+        "`no_response`: refused before connecting, no connection, a timeout or a certificate that did not "
+        "verify); empty before the first attempt. Nothing else of the answer is kept.",
+    )
+    lastError = serializers.CharField(
+        source="last_error", allow_blank=True, help_text="Why the last attempt failed, in fixed words."
+    )
 
 
 class EndpointOut(serializers.Serializer):
@@ -76,7 +86,12 @@ class EndpointListOut(serializers.Serializer):
 
 class WebhookListApi(TeamApi):
     class WebhookCreateIn(StrictSerializer):
-        url = StrictCharField(max_length=500, help_text="An https address that answers 2xx.")
+        url = StrictCharField(
+            max_length=500,
+            help_text="An https address that answers 2xx. Its host must resolve, and only to globally routable "
+            "addresses (no private, loopback, link-local, shared 100.64.0.0/10 or reserved ones, nor IPv6 forms "
+            "of them); redirects are not followed.",
+        )
         events = serializers.ListField(
             child=StrictCharField(max_length=40),
             min_length=1,

@@ -5,7 +5,8 @@ list (`agents.api_errors.error_codes()`) through `agents.ports.add_error_codes` 
 WEBHOOK_ERROR_CODES: dict[str, tuple[int, str]] = {
     "invalid_webhook": (
         400,
-        "The webhook endpoint is refused: its url must be https (and public), its events known; a team has at most 20.",
+        "The webhook endpoint is refused: its url must be https to a host that resolves only to globally "
+        "routable addresses (the field is url, the message says why), its events known; a team has at most 20.",
     ),
     "webhook_not_found": (404, "No webhook endpoint with this id for this key's team."),
 }

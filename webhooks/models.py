@@ -61,8 +61,10 @@ class Delivery(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
-    last_response_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    last_error = models.CharField(max_length=200, blank=True)
+    # The last attempt's answer, its status class only ("2xx" .. "5xx", "no_response"): never its
+    # exact code, headers or body (webhooks.sending says why).
+    last_response = models.CharField(max_length=12, blank=True)
+    last_error = models.CharField(max_length=200, blank=True)  # fixed words from webhooks.sending
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -4,17 +4,13 @@ An event becomes one Delivery row per subscribed endpoint, in the transaction of
 caused it; after commit each is queued as a django-q task (`webhooks.tasks.deliver`). A failed
 attempt (no 2xx, a timeout, a refused address) is retried with exponential backoff by the
 minute sweep (`webhooks.tasks.retry_due`): BACKOFF_SECONDS * 2**(attempt - 1), up to
-MAX_ATTEMPTS; then the delivery is `failed`. The endpoint keeps its last status."""
+MAX_ATTEMPTS; then the delivery is `failed`. The endpoint keeps its last status. Where a delivery
+may go, and what of the answer is kept, is `webhooks.addresses` and `webhooks.sending`."""
 
-import ipaddress
 import json
 import logging
 import secrets
-import socket
-import urllib.error
-import urllib.request
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -22,15 +18,15 @@ from django.utils import timezone
 
 from agents.errors import AppError
 
-from . import signing
+from . import addresses, sending, signing
 from .models import EVENTS, Delivery, Endpoint
 
 log = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6
 BACKOFF_SECONDS = 30  # 30 s, 1, 2, 4, 8 min between the six attempts
-TIMEOUT_SECONDS = 10
 MAX_ENDPOINTS_PER_TEAM = 20
+PAUSED = "The endpoint was paused: not sent."
 CLAIM_SECONDS = 120  # a queued attempt is not queued again by the sweep within this time
 KEEP_DAYS = 30  # finished deliveries (ids and counts) are kept this long, for the endpoint's history
 
@@ -39,16 +35,14 @@ KEEP_DAYS = 30  # finished deliveries (ids and counts) are kept this long, for t
 
 
 def _check_url(url: str) -> str:
-    url = (url or "").strip()
-    parts = urlsplit(url)
-    allowed = ("https", "http") if settings.WEBHOOKS_ALLOW_HTTP else ("https",)
-    if parts.scheme not in allowed or not parts.hostname or len(url) > 500:
-        raise AppError(
-            "invalid_webhook",
-            f"The url must be an {' or '.join(allowed)} address of at most 500 characters.",
-            field="url",
+    """The url, when it may be registered (webhooks.addresses: https, and every address its host
+    resolves to globally routable, unless the development settings allow http or private targets)."""
+    try:
+        return addresses.check_registration(
+            url, allow_http=settings.WEBHOOKS_ALLOW_HTTP, allow_private=settings.WEBHOOKS_ALLOW_PRIVATE
         )
-    return url
+    except addresses.TargetRefused as refused:
+        raise AppError("invalid_webhook", refused.reason, field="url") from None
 
 
 def _check_events(events) -> list[str]:
@@ -178,49 +172,16 @@ def delivery_body(delivery: Delivery) -> bytes:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _address_allowed(url: str) -> bool:
-    """Private, loopback and link-local addresses are refused unless WEBHOOKS_ALLOW_PRIVATE (tests
-    and local development): a team's endpoint must not reach into the server's own network."""
-    if settings.WEBHOOKS_ALLOW_PRIVATE:
-        return True
-    parts = urlsplit(url)
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
-    except OSError:
-        return False
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-        ):
-            return False
-    return True
-
-
-def _post(url: str, body: bytes, headers: dict) -> tuple[int | None, str]:
-    if not _address_allowed(url):
-        return None, "address not allowed"
-    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
-            return response.status, ""
-    except urllib.error.HTTPError as error:
-        return error.code, f"HTTP {error.code}"
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        return None, str(getattr(error, "reason", error))[:200]
-
-
 def backoff(attempt: int) -> timedelta:
     """The wait after failed attempt number `attempt` (1-based)."""
     return timedelta(seconds=BACKOFF_SECONDS * 2 ** (attempt - 1))
 
 
 def deliver(delivery_id: int, *, now: datetime | None = None) -> str | None:
-    """One attempt at one delivery; answers its status after (None when it was not due)."""
+    """One attempt at one delivery; answers its status after (None when it was not due: sent,
+    given up, or its endpoint removed). An endpoint paused by the time the attempt runs sends
+    nothing: the delivery is failed without a request, queued retries included. Only the
+    answer's status class is kept (`webhooks.sending`)."""
     with transaction.atomic():
         delivery = (
             Delivery.objects.select_for_update(skip_locked=True)
@@ -231,26 +192,22 @@ def deliver(delivery_id: int, *, now: datetime | None = None) -> str | None:
         if delivery is None:
             return None
         endpoint = delivery.endpoint
-        body = delivery_body(delivery)
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": "AgentNava-Webhooks/1",
-            signing.HEADER: signing.sign(endpoint.secret, body),
-            "AgentNava-Event": delivery.event,
-            "AgentNava-Delivery": delivery.public_id,
-        }
-        code, error = _post(endpoint.url, body, headers)
         now = now or timezone.now()
+        if not endpoint.active:
+            delivery.status, delivery.last_error, delivery.next_attempt_at = Delivery.Status.FAILED, PAUSED, None
+            delivery.save(update_fields=["status", "last_error", "next_attempt_at"])
+            return delivery.status
+        outcome = _send(delivery)
         delivery.attempts += 1
         delivery.last_attempt_at = now
-        delivery.last_response_code = code
-        if code is not None and 200 <= code < 300:
-            delivery.status, delivery.last_error, delivery.next_attempt_at = Delivery.Status.SUCCEEDED, "", None
+        delivery.last_response = outcome.response_class
+        delivery.last_error = outcome.error
+        if outcome.succeeded:
+            delivery.status, delivery.next_attempt_at = Delivery.Status.SUCCEEDED, None
         elif delivery.attempts >= MAX_ATTEMPTS:
-            delivery.status, delivery.last_error, delivery.next_attempt_at = Delivery.Status.FAILED, error, None
+            delivery.status, delivery.next_attempt_at = Delivery.Status.FAILED, None
         else:
-            delivery.status, delivery.last_error = Delivery.Status.RETRYING, error
-            delivery.next_attempt_at = now + backoff(delivery.attempts)
+            delivery.status, delivery.next_attempt_at = Delivery.Status.RETRYING, now + backoff(delivery.attempts)
         delivery.save()
         Endpoint.objects.filter(pk=endpoint.pk).update(last_status=delivery.status, last_delivery_at=now)
     log.info(
@@ -258,6 +215,25 @@ def deliver(delivery_id: int, *, now: datetime | None = None) -> str | None:
         extra={"event": "webhook_delivery", "outcome": delivery.status, "attempt": delivery.attempts},
     )
     return delivery.status
+
+
+def _send(delivery: Delivery) -> sending.Outcome:
+    endpoint = delivery.endpoint
+    body = delivery_body(delivery)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "AgentNava-Webhooks/1",
+        signing.HEADER: signing.sign(endpoint.secret, body),
+        "AgentNava-Event": delivery.event,
+        "AgentNava-Delivery": delivery.public_id,
+    }
+    return sending.post(
+        endpoint.url,
+        body,
+        headers,
+        allow_http=settings.WEBHOOKS_ALLOW_HTTP,
+        allow_private=settings.WEBHOOKS_ALLOW_PRIVATE,
+    )
 
 
 def deliveries_due(*, now: datetime | None = None, limit: int = 500) -> list[int]:

@@ -10,6 +10,7 @@ from agents.errors import AppError
 from agents.selectors import current_team
 
 from . import services
+from .forms import EndpointForm
 from .models import EVENTS, Endpoint
 
 
@@ -24,21 +25,24 @@ def _team_or_404(request):
 def webhooks(request):
     team = _team_or_404(request)
     new_endpoint = None
-    if request.method == "POST":
+    form = EndpointForm(request.POST if request.method == "POST" else None)
+    if form.is_bound and form.is_valid():
         try:
             new_endpoint = services.endpoint_create(
                 team=team,
-                url=request.POST.get("url", ""),
-                events=request.POST.getlist("events"),
-                include_text=request.POST.get("include_text") == "on",
+                url=form.cleaned_data["url"],
+                events=form.cleaned_data["events"],
+                include_text=form.cleaned_data["include_text"],
             )
+            form = EndpointForm()
         except AppError as exc:
-            messages.error(request, exc.message)
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
     endpoints = Endpoint.objects.filter(team=team).select_related("agent")
     return render(
         request,
         "webhooks/webhooks.html",
-        {"team": team, "endpoints": endpoints, "events": EVENTS, "new_endpoint": new_endpoint},
+        {"team": team, "endpoints": endpoints, "events": EVENTS, "new_endpoint": new_endpoint, "form": form},
+        status=400 if form.errors else 200,
     )
 
 

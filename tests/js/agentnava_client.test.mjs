@@ -91,6 +91,8 @@ before(async () => {
     OPENAI_API_KEY: '',
     REDIS_URL: '',
     Q_SYNC: '1', // webhook deliveries are sent inline: no cluster beside this server
+    WEBHOOKS_ALLOW_HTTP: '1', // the webhook test's receiver is on 127.0.0.1
+    WEBHOOKS_ALLOW_PRIVATE: '1',
     API_RATE_PER_KEY: '1000/minute',
     DJANGO_SETTINGS_MODULE: 'agentnava_site.settings',
   };

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from agents import services as agent_services
 from memory import services as memory_services
-from webhooks import services, signing
+from webhooks import sending, services, signing
 from webhooks.models import Delivery, Endpoint
 
 pytestmark = pytest.mark.django_db
@@ -157,7 +157,7 @@ def test_each_memory_change_is_delivered_signed_with_ids_and_counts_only(
     read = call("get", f"/webhooks/{endpoint.public_id}", key).json()
     # The erase took their earlier deliveries out of the history; its own event stays.
     assert [d["event"] for d in read["deliveries"]] == ["end_user.erased"]
-    assert read["deliveries"][0]["lastResponseCode"] == 200
+    assert read["deliveries"][0]["lastResponseClass"] == "2xx"
 
 
 def test_text_only_for_an_endpoint_that_opted_in_and_only_its_events_and_agent(
@@ -191,7 +191,7 @@ def test_a_failed_delivery_is_retried_with_exponential_backoff_then_gives_up(
             end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes tea."
         )
     delivery = Delivery.objects.get()
-    assert (delivery.status, delivery.attempts, delivery.last_response_code) == ("retrying", 1, 500)
+    assert (delivery.status, delivery.attempts, delivery.last_response) == ("retrying", 1, "5xx")
     first_wait = delivery.next_attempt_at - delivery.last_attempt_at
     assert first_wait == services.backoff(1)
     assert services.deliveries_due(now=delivery.last_attempt_at + first_wait - timedelta(seconds=1)) == []
@@ -222,17 +222,20 @@ def test_a_failed_delivery_is_retried_with_exponential_backoff_then_gives_up(
     assert Endpoint.objects.get(pk=endpoint.pk).last_status == "failed"
 
 
-def test_private_addresses_are_refused_unless_allowed(
+def test_a_private_address_is_checked_again_at_delivery(
     team, agent, receiver, settings, django_capture_on_commit_callbacks
 ):
-    settings.WEBHOOKS_ALLOW_PRIVATE = False
+    """Registered while private targets were allowed, then the setting is off: the delivery
+    checks the address again and sends nothing."""
     services.endpoint_create(team=team, url=receiver.url, events=["memory.updated"])
+    settings.WEBHOOKS_ALLOW_PRIVATE = False
     with django_capture_on_commit_callbacks(execute=True):
         memory_services.memory_set(
             end_user=agent_services.end_user_get_or_create(agent=agent, external_id="u_1"), text="Likes tea."
         )
     delivery = Delivery.objects.get()
-    assert delivery.status == "retrying" and delivery.last_error == "address not allowed"
+    assert delivery.status == "retrying" and delivery.last_error == sending.NOT_ALLOWED
+    assert delivery.last_response == "no_response"
     assert receiver.requests == []
 
 

@@ -36,7 +36,7 @@ def test_the_cluster_delivers_and_retries_after_the_backoff(team, agent, setting
             what="the first attempt (answered 500)",
             clusters=[cluster],
         )
-        assert delivery.attempts == 1 and delivery.last_response_code == 500
+        assert delivery.attempts == 1 and delivery.last_response == "5xx"
         # Its backoff has passed: the cluster's sweep task queues the retry, and a worker sends it.
         Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
         async_task("webhooks.tasks.retry_due")
