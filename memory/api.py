@@ -35,12 +35,55 @@ from .selectors import (
     memories_page_cursor,
     memory_cursor_decode,
 )
+from .version import etag, memory_version, versions_from_if_match
 
 TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
 
 END_USER_PATH = OpenApiParameter(
     "end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person."
+)
+ETAG = OpenApiParameter(
+    "ETag",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[200],
+    description="The version of the memory this answer shows. Send it back as `If-Match` on a set or delete "
+    "made from it: a memory changed meanwhile answers 412 `memory_changed` and nothing changes.",
+)
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="The `ETag` of the memory this write was made on (compare-and-set): when the memory no longer "
+    "reads that version, 412 `memory_changed` and nothing changes. Without it (or with `*`) the last write "
+    "wins, as before.",
+)
+
+
+def with_etag(answer: dict) -> Response:
+    """A memory's answer with its version as the `ETag` header."""
+    version = memory_version(text=answer["text"], stopped=answer["stopped"])
+    return Response(answer, headers={"ETag": etag(version)})
+
+
+def refused_write(refused: policy.MemoryRefused) -> AppError:
+    """A refused write as the API's error (the codes are in memory.api_errors)."""
+    status_and_code = {
+        "stopped": (409, "memory_stopped"),
+        "changed": (412, "memory_changed"),
+        "plan_required": (403, "plan_required"),
+        "memory_off": (409, "memory_off"),
+    }
+    if refused.reason in status_and_code:
+        code_status, code = status_and_code[refused.reason]
+        message = MEMORY_CHANGED if refused.reason == "changed" else refused.message
+        return AppError(code, message, status=code_status)
+    return AppError("memory_refused", refused.message, field="text")
+
+
+MEMORY_CHANGED = (
+    "The memory changed since the version named in If-Match; nothing changed. Read it again (GET) and retry."
 )
 
 # --- Reads ------------------------------------------------------------------------------------
@@ -180,8 +223,9 @@ class MemoryApi(TeamApi):
         operation_id="memory_get",
         tags=TAG_MEMORY,
         summary="endUser.memory.get()",
-        parameters=[END_USER_PATH],
-        description="Their memory with the R21 fields. A known end user whose memory is empty (never "
+        parameters=[END_USER_PATH, ETAG],
+        description="Their memory with the R21 fields, and its version as the `ETag` header (send it as "
+        "`If-Match` on a set or delete made from this read). A known end user whose memory is empty (never "
         "written, deleted, or emptied) answers 200 with empty `text` and the fields that apply; an endUserId "
         "this agent never met answers 404 `end_user_not_found`.",
         responses={200: MemoryOut, **errors("agent_not_found", "end_user_not_found")},
@@ -201,7 +245,7 @@ class MemoryApi(TeamApi):
             raise AppError("agent_not_found", "No agent with this id.", status=404)
         if read is None:
             raise AppError("end_user_not_found", "No end user with this endUserId on this agent.", status=404)
-        return Response(api_output(read))
+        return with_etag(api_output(read))
 
     @extend_schema(
         operation_id="memory_set",
@@ -209,12 +253,24 @@ class MemoryApi(TeamApi):
         summary="endUser.memory.set(text)",
         description="Replaces the whole memory. Refused with `memory_refused`, nothing changed, when a line "
         "looks like a password, key, card or government id number, a line is over 300 characters, or there "
-        "are more than 30 lines (R7).",
-        parameters=[END_USER_PATH],
+        "are more than 30 lines (R7); with `plan_required` on a plan without memory (R3) and `memory_off` "
+        "when the agent's published version has memory off (R4; delete, stop and erase still work); with "
+        "`memory_changed` when `If-Match` names a version the memory no longer reads. Answers the memory "
+        "with its new `ETag`.",
+        parameters=[END_USER_PATH, IF_MATCH, ETAG],
         request=SetIn,
         responses={
             200: MemoryOut,
-            **errors("memory_refused", "invalid_end_user_id", "agent_not_found", "memory_stopped", body=True),
+            **errors(
+                "memory_refused",
+                "invalid_end_user_id",
+                "plan_required",
+                "agent_not_found",
+                "memory_stopped",
+                "memory_off",
+                "memory_changed",
+                body=True,
+            ),
         },
         examples=[
             OpenApiExample(
@@ -225,29 +281,33 @@ class MemoryApi(TeamApi):
     def put(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)
         data = parse_body(self.SetIn, request)
+        made_on = versions_from_if_match(request.headers.get("If-Match", ""))
         try:
             with transaction.atomic():  # a refusal leaves no new end user behind either
                 end_user = end_user_for_write(agent, end_user_id)
-                services.memory_set(end_user=end_user, text=data["text"], kind=MemoryRun.Kind.API_SET)
+                services.memory_set(end_user=end_user, text=data["text"], kind=MemoryRun.Kind.API_SET, made_on=made_on)
         except policy.MemoryRefused as refused:
-            if refused.reason == "stopped":
-                raise AppError("memory_stopped", refused.message, status=409) from None
-            raise AppError("memory_refused", refused.message, field="text") from None
-        return Response(memory_answer(agent, end_user))
+            raise refused_write(refused) from None
+        return with_etag(memory_answer(agent, end_user))
 
     @extend_schema(
         operation_id="memory_delete",
         tags=TAG_MEMORY,
         summary="endUser.memory.delete()",
         description="Gone, and old chats cannot bring it back: what the memory has read moves to now. "
-        "Answers 204 also when there was nothing to delete.",
-        parameters=[END_USER_PATH],
-        responses={204: NO_CONTENT, **errors("agent_not_found")},
+        "Answers 204 also when there was nothing to delete, and whatever the plan or memory setting. With "
+        "`If-Match`, refused with `memory_changed` (nothing deleted) when the memory no longer reads that version.",
+        parameters=[END_USER_PATH, IF_MATCH],
+        responses={204: NO_CONTENT, **errors("agent_not_found", "memory_changed")},
     )
     def delete(self, request, agent_id, end_user_id):
         end_user = end_user_lookup(self.agent(agent_id), end_user_id)
+        made_on = versions_from_if_match(request.headers.get("If-Match", ""))
         if end_user is not None:
-            services.memory_delete(end_user=end_user, kind=MemoryRun.Kind.API_SET)
+            try:
+                services.memory_delete(end_user=end_user, kind=MemoryRun.Kind.API_SET, made_on=made_on)
+            except policy.MemoryRefused as refused:
+                raise refused_write(refused) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -263,7 +323,7 @@ class MemoryStopApi(TeamApi):
         summary="endUser.memory.stop(flag)",
         description="`stop: true`: they asked to stop: the memory is emptied, nothing more is kept, and new "
         "chats do not use it. `stop: false`: memory resumes from now. Answers the memory.",
-        parameters=[END_USER_PATH],
+        parameters=[END_USER_PATH, ETAG],
         request=StopIn,
         responses={200: MemoryOut, **errors("invalid_end_user_id", "agent_not_found", body=True)},
     )
@@ -273,7 +333,7 @@ class MemoryStopApi(TeamApi):
         with transaction.atomic():
             end_user = end_user_for_write(agent, end_user_id)
             services.memory_stop(end_user=end_user, stop=data["stop"], kind=MemoryRun.Kind.API_SET)
-        return Response(memory_answer(agent, end_user))
+        return with_etag(memory_answer(agent, end_user))
 
 
 class ErasedOut(serializers.Serializer):

@@ -2,6 +2,8 @@
 guards in `policy`, and leaves an audit row (MemoryRun) with counts, never words."""
 
 import logging
+from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import F, Q
@@ -15,12 +17,14 @@ from .models import Memory, MemoryRun
 from .note import memory_at_start
 from .selectors import memory_of
 from .signals import end_user_erased
+from .version import version_of
 from .writer_batch import batch_size, run_quiet_windows
 
 log = logging.getLogger(__name__)
 
 CLAIM_MINUTES = due.CLAIM_MINUTES
 MEMORY_OFF_GRACE_DAYS = 30  # R4
+MadeOn = str | Collection[str] | None  # the version(s) a person's write was made on (memory.version)
 
 
 def stopped_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str) -> str | None:
@@ -34,72 +38,183 @@ def stopped_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str
 # the due queue and the chats' notes are that module's, not each path's.
 
 
-def memory_set(*, end_user: EndUser, text: str, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:
+CHANGED = "This memory changed since you opened it. Here it is as it is now; try again."
+PLAN_REQUIRED = "Memory comes with the Team plan and up."
+MEMORY_OFF = (
+    "Memory is off for this agent: turn it on and publish before writing a memory. "
+    "You can still delete a line or the memory, stop, or erase."
+)
+
+
+def memory_write_refusal(agent: Agent) -> policy.MemoryRefused | None:
+    """Why nothing may be written into this agent's memories now, or None: a plan without memory
+    (R3, `plan_required`), or memory off in the published version (R4, `memory_off`; also when it
+    was never on). Deleting, stopping and erasing are never refused: they only take away."""
+    if not agent.team.has_memory:
+        return policy.MemoryRefused("plan_required", PLAN_REQUIRED)
+    if not AgentVersion.objects.published(agent).config["memorySettings"]["on"]:
+        return policy.MemoryRefused("memory_off", MEMORY_OFF)
+    return None
+
+
+def _refuse_writes_where_memory_is_not_on(end_user: EndUser) -> None:
+    refusal = memory_write_refusal(end_user.agent)
+    if refusal is not None:
+        raise refusal
+
+
+def _refuse_if_changed(memory: Memory, made_on: MadeOn) -> None:
+    """Compare-and-set: `made_on` is the version (or the versions) the write was made on; None
+    accepts whatever the memory reads (the API without If-Match: last write wins)."""
+    if made_on is None:
+        return
+    accepted = {made_on} if isinstance(made_on, str) else set(made_on)
+    if version_of(memory) not in accepted:
+        raise policy.MemoryRefused("changed", CHANGED)
+
+
+def _refuse_if_stopped(memory: Memory) -> None:
+    if memory.stopped_at is not None:
+        raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
+
+
+def memory_set(
+    *,
+    end_user: EndUser,
+    text: str,
+    kind: str = MemoryRun.Kind.TEAM_EDIT,
+    actor=None,
+    made_on: MadeOn = None,
+    now=None,
+) -> Memory:
     """Replace the whole memory with `text` (R20 set). Refuses (policy.MemoryRefused, nothing
-    changed) more than 30 lines or any line that looks like a password, key, card or id (R7).
-    A stopped memory cannot be written: resume it first."""
+    changed) more than 30 lines or any line that looks like a password, key, card or id (R7); a
+    plan without memory or memory off (`memory_write_refusal`); a memory that no longer reads the
+    version `made_on` ("changed", checked under the row lock). A stopped memory cannot be
+    written: resume it first."""
     now = now or timezone.now()
+    _refuse_writes_where_memory_is_not_on(end_user)
     lines = policy.check_memory_text(text)
     with memory_locked(end_user, now) as memory:
-        if memory.stopped_at is not None:
-            raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
+        _refuse_if_changed(memory, made_on)
+        _refuse_if_stopped(memory)
         memory_commit(memory, now=now, kind=kind, lines=lines, actor=actor)
     return memory
 
 
-CHANGED = "This memory changed since you opened it. Here it is as it is now; try again."
+@dataclass(frozen=True)
+class LineAdded:
+    memory: Memory
+    number: int  # the line's 1-based number in the memory as committed
+    changed_meanwhile: bool  # the memory no longer read the version the add was made on
 
 
-def _line_change(*, end_user: EndUser, index: int, was: str | None, change, kind: str, actor, now) -> Memory:
-    """Change one line under the row lock. `was` is the line as the editor saw it: when the line
-    is no longer that (a writer run, an Apply or another editor changed the memory meanwhile) the
-    edit is refused ("changed") and the memory stays exactly as the other writer left it. The
-    comparison happens after the lock is taken, so no write can slip between check and commit."""
+def memory_line_add(*, end_user: EndUser, text: str, actor=None, made_on: str | None = None, now=None) -> LineAdded:
+    """Add one line at the end of the memory, under the row lock: the lines are read after the
+    lock is taken, so two adds at once both land (neither is lost) and each answers its own line
+    number. An add never overwrites what another writer did, so a memory changed since `made_on`
+    still takes it (`changed_meanwhile` says so). The same guards as a whole set."""
     now = now or timezone.now()
+    _refuse_writes_where_memory_is_not_on(end_user)
+    policy.check_memory_text(text)  # the line alone first: its refusal names it, not line N
+    with memory_locked(end_user, now) as memory:
+        _refuse_if_stopped(memory)
+        changed = made_on is not None and version_of(memory) != made_on
+        lines = policy.check_memory_text("\n".join([*memory.lines, text]))
+        memory_commit(memory, now=now, kind=MemoryRun.Kind.TEAM_EDIT, lines=lines, actor=actor)
+    return LineAdded(memory=memory, number=len(lines), changed_meanwhile=changed)
+
+
+def _line_change(
+    *, end_user: EndUser, index: int, was: str | None, change, kind: str, actor, made_on: MadeOn, gated: bool, now
+) -> Memory:
+    """Change one line under the row lock. `was` is the line as the editor saw it and `made_on`
+    the version of the memory the edit was made on: when the memory no longer reads that (a
+    writer run, an Apply or another editor changed it meanwhile) the edit is refused ("changed")
+    and the memory stays exactly as the other writer left it. The comparison happens after the
+    lock is taken, so no write can slip between check and commit."""
+    now = now or timezone.now()
+    if gated:
+        _refuse_writes_where_memory_is_not_on(end_user)
     with memory_locked(end_user, now) as memory:
         lines = memory.lines
         if was is not None and (not 1 <= index <= len(lines) or lines[index - 1] != was):
             raise policy.MemoryRefused("changed", CHANGED, index)
+        _refuse_if_changed(memory, made_on)
         if not 1 <= index <= len(lines):
             raise policy.MemoryRefused("no_such_line", f"There is no line {index}.")
-        if memory.stopped_at is not None:
-            raise policy.MemoryRefused("stopped", "This person asked to stop being remembered. Resume memory first.")
+        _refuse_if_stopped(memory)
         checked = policy.check_memory_text("\n".join(change(lines)))
         memory_commit(memory, now=now, kind=kind, lines=checked, actor=actor)
     return memory
 
 
-def memory_line_replace(*, end_user: EndUser, index: int, text: str, was: str | None, actor=None, now=None) -> Memory:
-    """Correct one line (1-based `index`) that still reads `was` (None: whatever it reads); the
-    same guards as a whole set. Refuses a changed line, a stopped memory or a refused text, changing
-    nothing."""
+def memory_line_replace(
+    *, end_user: EndUser, index: int, text: str, was: str | None, actor=None, made_on: MadeOn = None, now=None
+) -> Memory:
+    """Correct one line (1-based `index`) that still reads `was` (None: whatever it reads) in a
+    memory that still reads `made_on` (None: whatever it reads); the same guards as a whole set,
+    memory on included. Refuses a changed line or memory, a stopped memory or a refused text,
+    changing nothing."""
 
     def replace(lines: list[str]) -> list[str]:
         lines[index - 1] = text
         return lines
 
     return _line_change(
-        end_user=end_user, index=index, was=was, change=replace, kind=MemoryRun.Kind.TEAM_EDIT, actor=actor, now=now
+        end_user=end_user,
+        index=index,
+        was=was,
+        change=replace,
+        kind=MemoryRun.Kind.TEAM_EDIT,
+        actor=actor,
+        made_on=made_on,
+        gated=True,
+        now=now,
     )
 
 
 def memory_line_delete(
-    *, end_user: EndUser, index: int, was: str | None, actor=None, kind=MemoryRun.Kind.TEAM_EDIT, now=None
+    *,
+    end_user: EndUser,
+    index: int,
+    was: str | None,
+    actor=None,
+    kind=MemoryRun.Kind.TEAM_EDIT,
+    made_on: MadeOn = None,
+    now=None,
 ) -> Memory:
-    """Delete one line (1-based `index`) that still reads `was` (None: whatever it reads)."""
+    """Delete one line (1-based `index`) that still reads `was` (None: whatever it reads), in a
+    memory that still reads `made_on` (None: whatever it reads). Allowed with memory off or on a
+    plan without memory: it only takes away."""
 
     def delete(lines: list[str]) -> list[str]:
         del lines[index - 1]
         return lines
 
-    return _line_change(end_user=end_user, index=index, was=was, change=delete, kind=kind, actor=actor, now=now)
+    return _line_change(
+        end_user=end_user,
+        index=index,
+        was=was,
+        change=delete,
+        kind=kind,
+        actor=actor,
+        made_on=made_on,
+        gated=False,
+        now=now,
+    )
 
 
-def memory_delete(*, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now=None) -> Memory:
+def memory_delete(
+    *, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, made_on: MadeOn = None, now=None
+) -> Memory:
     """Empty the memory and start a new horizon at now: `read_up_to` moves to now, so no older
-    chat can bring a line back (R20). Its run rows keep counts only; nothing of its words survives."""
+    chat can bring a line back (R20). Its run rows keep counts only; nothing of its words survives.
+    Refused ("changed", nothing changed) only when `made_on` is given and the memory no longer
+    reads it; never for memory off or the plan."""
     now = now or timezone.now()
     with memory_locked(end_user, now) as memory:
+        _refuse_if_changed(memory, made_on)
         memory_commit(memory, now=now, kind=kind, lines=[], horizon=True, actor=actor, due_state="clear")
     return memory
 

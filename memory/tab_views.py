@@ -23,9 +23,9 @@ from .instructions import DEFAULT_INSTRUCTIONS, instruction_checks
 from .memory_settings import QUIET_MINUTES_CHOICES
 from .models import Memory
 from .people_selectors import FILTERS, people_page, runs_per_day
-from .selectors import memories_page, memory_of
+from .selectors import memories_page
 from .tab_words import default_lists
-from .views import _after_change, _end_user_or_404, _note_context
+from .views import _after_change, _end_user_or_404, _note_context, made_on
 
 FORM_FIELDS = ("on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl")
 
@@ -148,24 +148,26 @@ def activity(request, public_id):
 @login_required
 @require_POST
 def line_add(request, public_id, end_user_id):
-    """Add one line to a memory: the whole text goes through `services.memory_set`, so the same
-    guards (secrets, 30 lines, a stopped memory) and the same audit row as every edit."""
+    """Add one line to a memory (`services.memory_line_add`: under the row lock, the same guards,
+    memory on included, and the same audit row as every edit). The answer names the line's real
+    number, and says so when the memory had changed since the page was made."""
 
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
-    memory = memory_of(end_user)
     text = request.POST.get("text", "").strip()
     if not text:
         return _after_change(
             request, agent, end_user, error=policy.MemoryRefused("empty", "Write the line to add first."), adding=""
         )
-    lines = (memory.lines if memory else []) + [text]
     try:
-        services.memory_set(end_user=end_user, text="\n".join(lines), actor=request.user)
+        added = services.memory_line_add(end_user=end_user, text=text, made_on=made_on(request), actor=request.user)
     except policy.MemoryRefused as exc:
         keep = exc.reason not in policy.SECRET_REASONS
         return _after_change(request, agent, end_user, error=exc, adding=text if keep else "", added=True)
-    return _after_change(request, agent, end_user, flash=f"Line {len(lines)} added.")
+    flash = f"Line {added.number} added."
+    if added.changed_meanwhile:
+        flash += " The memory had changed since you opened it: here it is as it is now."
+    return _after_change(request, agent, end_user, flash=flash)
 
 
 @login_required

@@ -30,6 +30,7 @@ from .people_selectors import (
     transcript,
 )
 from .selectors import memory_of
+from .version import version_of
 
 # --- The tab ---------------------------------------------------------------------------------
 
@@ -220,9 +221,15 @@ def _end_user_or_404(agent, end_user_id):
     return end_user
 
 
+def made_on(request) -> str | None:
+    """The version of the memory the page was made on (its hidden `version` field), if it sent one."""
+    return request.POST.get("version") or None
+
+
 def _memory_context(request, agent, end_user, **extra) -> dict:
     facts = memory_facts(end_user)
     facts["note_text"] = render_note(note_lines(facts["memory"]))
+    facts["version"] = version_of(facts["memory"])
     return {"agent": agent, "end_user": end_user, **facts, **extra}
 
 
@@ -299,12 +306,24 @@ def line_edit(request, public_id, end_user_id, index):
         return render(
             request,
             "memory/_line_form.html",
-            {"agent": agent, "end_user": end_user, "index": index, "line": lines[index - 1], "value": None},
+            {
+                "agent": agent,
+                "end_user": end_user,
+                "index": index,
+                "line": lines[index - 1],
+                "value": None,
+                "version": version_of(memory),
+            },
         )
     text = request.POST.get("text", "")
     try:
         services.memory_line_replace(
-            end_user=end_user, index=index, text=text, was=request.POST.get("was", ""), actor=request.user
+            end_user=end_user,
+            index=index,
+            text=text,
+            was=request.POST.get("was", ""),
+            made_on=made_on(request),
+            actor=request.user,
         )
     except policy.MemoryRefused as exc:
         # What was typed stays in the box to fix, except a secret, which is cleared (never echoed).
@@ -324,7 +343,13 @@ def line_delete(request, public_id, end_user_id, index):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
     try:
-        services.memory_line_delete(end_user=end_user, index=index, was=request.POST.get("was", ""), actor=request.user)
+        services.memory_line_delete(
+            end_user=end_user,
+            index=index,
+            was=request.POST.get("was", ""),
+            made_on=made_on(request),
+            actor=request.user,
+        )
     except policy.MemoryRefused as exc:
         return _after_change(request, agent, end_user, error=exc)
     return _after_change(request, agent, end_user, flash=f"Line {index} deleted.")
@@ -337,7 +362,9 @@ def memory_replace(request, public_id, end_user_id):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
     try:
-        services.memory_set(end_user=end_user, text=request.POST.get("text", ""), actor=request.user)
+        services.memory_set(
+            end_user=end_user, text=request.POST.get("text", ""), made_on=made_on(request), actor=request.user
+        )
     except policy.MemoryRefused as exc:
         return _after_change(request, agent, end_user, error=exc)
     return _after_change(request, agent, end_user, flash="Memory replaced.")

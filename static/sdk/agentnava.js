@@ -13,6 +13,11 @@
 // kept about one person; client.endUser(id).erase() erases them on every agent of the team;
 // client.conversation(id).get() reads a chat; client.webhooks (and agent.webhooks) manage endpoints.
 //
+// Compare-and-set: a memory read (get, set, stop) carries its version as `memory.etag` (not
+// enumerable: the object is still the API's JSON). Pass it back, `set(text, { memory })` or
+// `delete({ memory })`, and the call sends `If-Match`: if the memory changed since that read, it
+// throws `memory_changed` (412) and nothing changes. Without it the last write wins.
+//
 // Keep the API key on your server: it can read and change every memory of the team.
 // A refused call throws an AgentNavaError whose `code` is the API's (`memory_refused`, ...).
 
@@ -137,12 +142,15 @@ export class AgentNava {
         return Object.freeze({
           id: endUserId,
           memory: Object.freeze({
-            get: () => client.request('GET', `${path}/memory`),
-            set: (text) => client.request('PUT', `${path}/memory`, { text }),
-            delete: async () => {
-              await client.request('DELETE', `${path}/memory`);
+            /** Their memory; `.etag` is the version it read (pass the memory to set or delete). */
+            get: () => client.#memory('GET', `${path}/memory`),
+            /** Replace it. With `{ memory }` (a read) it is refused with memory_changed if the memory changed since. */
+            set: (text, { memory } = {}) => client.#memory('PUT', `${path}/memory`, { text }, memory),
+            /** Gone, and old chats cannot bring it back. With `{ memory }`: only if it has not changed since that read. */
+            delete: async ({ memory } = {}) => {
+              await client.#memory('DELETE', `${path}/memory`, undefined, memory);
             },
-            stop: (stop = true) => client.request('POST', `${path}/memory/stop`, { stop }),
+            stop: (stop = true) => client.#memory('POST', `${path}/memory/stop`, { stop }),
           }),
           /** Everything about them on this agent; answers what was removed, counted per kind. */
           erase: () => client.request('DELETE', path),
@@ -195,16 +203,36 @@ export class AgentNava {
     });
   }
 
+  /** A memory call: If-Match from the memory it was made on (if given), the answer's ETag as `.etag`. */
+  async #memory(method, path, body = undefined, madeOn = undefined) {
+    const headers = {};
+    if (madeOn !== undefined && madeOn !== null) {
+      const tag = typeof madeOn === 'string' ? madeOn : madeOn.etag;
+      if (!tag) throw new TypeError('Pass the memory as get() or set() answered it (it carries its etag).');
+      headers['If-Match'] = tag;
+    }
+    const { payload, response } = await this.#send(method, path, body, headers);
+    const tag = response.headers.get('ETag');
+    if (payload && typeof payload === 'object' && tag) {
+      Object.defineProperty(payload, 'etag', { value: tag, enumerable: false });
+    }
+    return payload;
+  }
+
   /** Any API call, e.g. request('GET', '/agents/agt_1/versions'). Throws AgentNavaError. */
   async request(method, path, body = undefined) {
-    const headers = { Authorization: `Bearer ${this.#apiKey}`, Accept: 'application/json' };
+    return (await this.#send(method, path, body)).payload;
+  }
+
+  async #send(method, path, body = undefined, extraHeaders = {}) {
+    const headers = { Authorization: `Bearer ${this.#apiKey}`, Accept: 'application/json', ...extraHeaders };
     const init = { method, headers };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
     }
     const response = await this.#fetch(this.#baseUrl + path, init);
-    if (response.status === 204) return undefined;
+    if (response.status === 204) return { payload: undefined, response };
     const text = await response.text();
     let payload;
     try {
@@ -223,7 +251,7 @@ export class AgentNava {
         retryAfter: retry ? Number(retry) : undefined,
       });
     }
-    return payload;
+    return { payload, response };
   }
 }
 

@@ -220,6 +220,30 @@ test('reading and changing it, line by line', async () => {
   await rejectsWith(agent.endUser('u_never_met').memory.get(), 'end_user_not_found');
 });
 
+test('set and delete made on a read send If-Match: a memory changed since answers memory_changed', async () => {
+  const agent = client().agent(agentId);
+  const asha = agent.endUser('u_cas');
+  await asha.memory.set('Prefers email over phone.');
+  const read = await asha.memory.get();
+  assert.match(read.etag, /^"[0-9a-f]{20}"$/);
+  assert.equal(JSON.stringify(read).includes('etag'), false); // the API's JSON, unchanged
+  // Another writer changes it after this read: a set made on the read changes nothing.
+  const other = await asha.memory.set('Prefers email over phone.\nSpeaks Hindi.');
+  assert.notEqual(other.etag, read.etag);
+  await rejectsWith(asha.memory.set('Speaks Tamil.', { memory: read }), 'memory_changed');
+  await rejectsWith(asha.memory.delete({ memory: read }), 'memory_changed');
+  assert.equal((await asha.memory.get()).text, 'Prefers email over phone.\nSpeaks Hindi.');
+  // Made on the memory as it is now, it goes through, and answers the next version.
+  const now = await asha.memory.get();
+  const set = await asha.memory.set('Speaks Tamil.', { memory: now });
+  assert.equal(set.text, 'Speaks Tamil.');
+  await asha.memory.delete({ memory: set });
+  assert.equal((await asha.memory.get()).text, '');
+  // Without a memory the last write wins, as before.
+  await asha.memory.set('Likes tea.');
+  assert.equal((await asha.memory.get()).text, 'Likes tea.');
+});
+
 test('memories lists newest change first and pages with before', async () => {
   const agent = client().agent(agentId);
   for (const id of ['u_asha', 'u_bilal', 'u_chen', 'u_dara']) {

@@ -270,7 +270,7 @@ def test_the_chart_counts_runs_per_day_over_30_days(member_client, agent):
 
 
 def test_the_chart_only_counts_this_agents_runs(member_client, agent, team, user):
-    other = agent_services.agent_create(team=team, name="Sales", user=user)
+    other = agent_services.agent_create(team=team, name="Sales", user=user, config={"memorySettings": {"on": True}})
     remembered(other, "u_1", "Speaks Hindi.")
     svg = (
         member_client.get(reverse("memory:activity", args=[agent.public_id]))
