@@ -19,19 +19,19 @@ SAFE_LABEL = re.compile(r"^[a-zA-Z0-9_.:+-]{1,64}$")  # codes only; anything els
 
 _local: Counter = Counter()
 _lock = threading.Lock()
-_client = None
+_clients: dict = {}  # one client per REDIS_URL: a changed setting never reaches the old server
 
 
 def _redis():
-    global _client
     url = getattr(settings, "REDIS_URL", "")
     if not url:
         return None
-    if _client is None:
+    client = _clients.get(url)
+    if client is None:
         import redis
 
-        _client = redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
-    return _client
+        client = _clients[url] = redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
+    return client
 
 
 def field(name: str, **labels) -> str:

@@ -48,15 +48,19 @@ def make_team(slug="acme", plan=Plan.TEAM, email=None):
 def _clear_process_state():
     from django.core.cache import caches
 
+    from ops import counters
+
     for cache in caches.all():
         cache.clear()
     agent_services.api_key_cache_clear()
+    with counters._lock:
+        counters._local.clear()  # this process's counts (no REDIS_URL): /metrics starts at zero
 
 
 @pytest.fixture(autouse=True)
 def fresh_process_state():
     """Every test starts with empty caches: Django's caches (the API's throttle counts, the website
-    chat's limits, sign-in attempts) and the per-process key cache. On SQLite a rolled-back test's
+    chat's limits, sign-in attempts), the per-process key cache and this process's metric counts. On SQLite a rolled-back test's
     ids are used again by the next test, so a count kept under an id would otherwise carry over to
     another test's key or agent (and not on PostgreSQL, whose sequences never go back)."""
     _clear_process_state()
