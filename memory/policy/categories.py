@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 
 from memory.text import View, fold_word
-from memory.vocabulary import vocabulary
+from memory.vocabulary import UNSPACED, is_unspaced, vocabulary, word_alternation
 
 _TOKEN = re.compile(r"[\w\u0900-\u097F]+(?:'[\w]+)?")
 _MAX_PHRASE = 7
+_HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
 
 
 def _tokens(text: str) -> list[str]:
@@ -28,9 +29,14 @@ class _WordIndex:
     def __init__(self, words_by_code: dict[str, list[str]]) -> None:
         self.phrases: dict[tuple[str, ...], set[str]] = {}
         self.stems: dict[str, list[str]] = {}
+        # Words of unspaced scripts (Chinese, Japanese, Korean, Arabic, Thai) are found anywhere in the line.
+        self.unspaced: dict[str, set[str]] = {}
         for code, words in words_by_code.items():
             for word in words:
                 folded = fold_word(word.strip())
+                if is_unspaced(folded):
+                    self.unspaced.setdefault(folded.rstrip("*").strip(), set()).add(code)
+                    continue
                 stem = folded.endswith("*")
                 parts = tuple(_tokens(folded.rstrip("*")))
                 if not parts:
@@ -42,10 +48,16 @@ class _WordIndex:
         self.stem_tuples = {code: tuple(stems) for code, stems in self.stems.items()}
         self.all_stems = tuple(stem for stems in self.stems.values() for stem in stems)
         self.first_tokens = {parts[0] for parts in self.phrases}
+        self.unspaced_words = re.compile(word_alternation(self.unspaced) or "(?!)")
 
     def codes_in(self, folded: str) -> set[str]:
         tokens = _tokens(folded)
         found: set[str] = set()
+        if _HAS_UNSPACED.search(folded):
+            for match in self.unspaced_words.finditer(folded):
+                found |= self.unspaced.get(match.group(0), set()) | self.unspaced.get(
+                    re.sub(r"[\s\-]+", " ", match.group(0)), set()
+                )
         for i, token in enumerate(tokens):
             if token in self.first_tokens:
                 for n in range(1, min(_MAX_PHRASE, len(tokens) - i) + 1):

@@ -24,12 +24,12 @@ from functools import lru_cache
 
 from memory.text import _LEET as _LEET_TABLE
 from memory.text import WORD_END, WORD_START, View
-from memory.vocabulary import vocabulary, word_alternation
+from memory.vocabulary import cue_pattern, vocabulary, word_alternation
 
 _V = vocabulary().credentials
 _STRONG = word_alternation(_V["strong"])
 _WEAK = word_alternation(_V["weak"])
-_SECRET_WORD = re.compile(rf"{WORD_START}(?:(?P<strong>{_STRONG})|(?P<weak>{_WEAK})){WORD_END}")
+_SECRET_WORD = re.compile(rf"(?P<strong>{cue_pattern(_V['strong'])})|(?P<weak>{cue_pattern(_V['weak'])})")
 _LINKS = frozenset(_V["links"])
 _POSSESSIVES = frozenset(_V["possessives"])
 _SOFT_LINKS = frozenset(_V["soft_links"])
@@ -131,6 +131,9 @@ def _word_then_value(folded: str) -> bool:
         rest = folded[match.end() :]
         if _COMPOUND.match(rest):
             continue  # a compound ("password-manager", "pin-less"), not a value
+        following = rest.split(maxsplit=1)
+        if following and _clean(following[0]) in _NOT_AFTER_CUE:
+            continue  # "code postal 75011", "código postal": a postcode
         # "password: x", "pin=1234": a colon or equals sign glued to the word
         glued = rest[:1] in (":", "=")
         tokens = _TOKEN.findall(rest)
@@ -152,6 +155,8 @@ def _word_then_value(folded: str) -> bool:
             raw = tokens[index]
             value = _clean(raw)
             quoted = raw[:1] in "\"'\u201c\u2018"
+            if _postcode_after_pin(match.group(0), value):
+                continue
             if _has_secret_shape(value) or (quoted and len(value) >= 2):
                 return True
             if strong and linked and _is_word_value(value):
@@ -161,9 +166,12 @@ def _word_then_value(folded: str) -> bool:
         # A one-time code told a few words later ("the code you sent me was 482913").
         clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
         window = " ".join(_TOKEN.findall(clause)[:_OTP_WINDOW])
-        for number in _OTP_NUMBER.finditer(window):
-            if not _NOT_A_VALUE.match(number.group(0)) and not window[: number.start()].rstrip().endswith("+"):
-                return True
+        for number in _CODE.finditer(window):
+            if _NOT_A_VALUE.match(number.group(0)) or window[: number.start()].rstrip().endswith("+"):
+                continue
+            if _postcode_after_pin(match.group(0), number.group(0)) or _number_label_before(window[: number.start()]):
+                continue
+            return True
     return False
 
 
@@ -213,12 +221,126 @@ def _obfuscated_secret_word(surface: str) -> bool:
     return False
 
 
+# ---------------------------------------------------------------------------------------------
+# Find the value, then the reason (issue 24): a password- or code-shaped value near a secret word of any
+# language in the same clause, with up to several words between, in either order.
+# ---------------------------------------------------------------------------------------------
+
+_CLAUSE_BREAK = re.compile(
+    r"(?<=[^\W\d_]{2})[.;!?](?:\s|$)|;\s|[\u3002\uff01\uff1f\uff1b\u061f\u0964]|\s(?:but|pero|mais|aber|mas|lekin|ama|но|maar|ale|tapi)\s"
+)
+# A code: 4-8 digits, written whole or in groups of two to four ("41 07 93", "4821-9930").
+_CODE = re.compile(
+    r"(?<![\w@/.,:+#\-])(?<!\d\s)(?<!\+\d\d\s)(?:\d{2,4}(?:[ \-]\d{2,4}){1,3}|\d{4,8})(?![\w@/:%]|[.,]\d|-\w|\s\d)"
+)
+# A password: 4 to 64 characters of letters, digits and symbols, with a digit or a symbol among letters.
+_WORDISH = re.compile(r"(?<![\w@/.:\-])[A-Za-z0-9!@#$%^&*_+=~?.\-]{4,64}(?<![.?\-])(?![\w@/])")
+_NOT_A_PASSWORD = re.compile(
+    r"^(?:\d+(?:[.,:/\-]\d+)*(?:[a-z]{1,3})?|v?\d+(?:\.\w+)+|\d+-[a-z]+(?:-[a-z]+)*|[a-z]+-\d+|[a-z]+\d?|"
+    r"[a-z]{1,3}\d{1,2}|\d{1,2}[a-z]{1,3}|(?:i?os|android|windows|win|macos|ubuntu|iphone|ipad|pixel|galaxy|wifi|wi-fi|"
+    r"python|java|php|html|css|usb|hdmi|mp|gpt|web|office|ms|oauth|http|https|utf|sha|md|aes|rsa|tls|ssl|ipv)[\w.\-]*)$",
+    re.I,
+)
+_NOT_A_CODE_BEFORE = frozenset(_V["not_a_code_before"])
+_NOT_AFTER_CUE = frozenset(_V["not_secret_after"])
+_NEAR_AFTER = 9  # words between a secret word and its value
+_NEAR_BEFORE = 4  # words between a value and the secret word after it
+_LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|finais|finale)\W+(?:\w+\W+)?$")
+
+
+def _postcode_after_pin(cue: str, value: str) -> bool:
+    """India's "PIN code 560001" is a postcode: six digits after "pin code" or "pincode"."""
+    return "pin" in cue and ("code" in cue or "कोड" in cue) and len(value) == 6 and value.isdigit()
+
+
+def _password_shaped(token: str) -> bool:
+    if len(token) < 4 or _NOT_A_PASSWORD.match(token) or _NOT_A_VALUE.match(token):
+        return False
+    letters = any(c.isalpha() for c in token)
+    digits = any(c.isdigit() for c in token)
+    symbols = any(not c.isalnum() for c in token.strip(".-"))
+    return (letters and digits) or (symbols and (letters or digits) and len(token) >= 6)
+
+
+def _number_label_before(text: str) -> bool:
+    words = text.split()[-2:]
+    return any(_clean(word) in _NOT_A_CODE_BEFORE for word in words) or bool(_LAST_FOUR.search(text))
+
+
+def _cues(clause: str):
+    for match in _SECRET_WORD.finditer(clause):
+        before = clause[: match.start()].split()
+        if before and _clean(before[-1]) in _NOT_BEFORE:
+            continue
+        after = clause[match.end() :].split()
+        if after and _clean(after[0]) in _NOT_AFTER_CUE:
+            continue
+        if _COMPOUND.match(clause[match.end() :]):
+            continue
+        yield match
+
+
+def _words_between(text: str) -> int:
+    # Unspaced scripts: every two characters count as a word.
+    count = 0
+    for token in text.split():
+        unspaced = sum(1 for c in token if ord(c) >= 0x3040)
+        count += 1 + unspaced // 2 if unspaced else 1
+    return count
+
+
+def _value_near_cue(folded: str) -> bool:
+    for clause in _CLAUSE_BREAK.split(folded):
+        cues = list(_cues(clause))
+        if not cues:
+            continue
+        values = []
+        for match in _CODE.finditer(clause):
+            digits = re.sub(r"\D", "", match.group(0))
+            if 4 <= len(digits) <= 8 and not _NOT_A_VALUE.match(match.group(0)):
+                if not _number_label_before(clause[: match.start()]):
+                    values.append((match.start(), match.end(), "code", match.group(0)))
+        for match in _WORDISH.finditer(clause):
+            token = match.group(0)
+            if _password_shaped(token) and not _SECRET_WORD.search(token):
+                values.append((match.start(), match.end(), "password", token))
+        for start, end, shape, token in values:
+            for cue in cues:
+                if end <= cue.start():
+                    gap = clause[end : cue.start()]
+                    if (
+                        shape == "password"
+                        and _words_between(gap) <= _NEAR_BEFORE
+                        and not (set(gap.split()) & _VALUE_STOP_BEFORE)
+                    ):
+                        return True
+                elif start >= cue.end():
+                    gap = clause[cue.end() : start]
+                    if _postcode_after_pin(cue.group(0), token):
+                        continue
+                    if _words_between(gap) <= _NEAR_AFTER and not (set(map(_clean, gap.split())) & _GAP_STOP):
+                        return True
+    return False
+
+
+# Between a value and the secret word after it, words that make the value something else ("iOS17 then
+# reset the password"); between a secret word and a value, words that start another matter.
+_VALUE_STOP_BEFORE = frozenset(
+    "reset resets changed changes change update updated forgot forgotten recover recovered then and via using "
+    "without no not never".split()
+)
+_GAP_STOP = frozenset(
+    "order tracking invoice ticket booking flight room ref reference version model plan seats users orders "
+    "days hours minutes weeks months years".split()
+)
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
     has_word = _SECRET_WORD.search(folded) is not None
     return bool(
-        (has_word and (_word_then_value(folded) or _value_then_word(folded)))
+        (has_word and (_word_then_value(folded) or _value_then_word(folded) or _value_near_cue(folded)))
         or _QUESTION.search(folded)
         or _GET_IN.search(folded)
         or _obfuscated_secret_word(v.surface)

@@ -23,12 +23,22 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from memory.text import fold_word, plain, register_keywords
+from memory.text import WORD_END, WORD_START, fold_word, plain, register_keywords
 
 from .simple import first_prefixes, split_pattern
 
 HERE = Path(__file__).resolve().parent
-LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")
+_LANGUAGE_LINE = re.compile(r'(?m)^language\s*=\s*"')
+
+
+def _languages() -> tuple[str, ...]:
+    """Every file that says ``language = "xx"`` is a language (English first, then by name): adding a
+    language is adding a file."""
+    found = sorted(path.stem for path in HERE.glob("*.toml") if _LANGUAGE_LINE.search(path.read_text(encoding="utf-8")))
+    return tuple(sorted(found, key=lambda code: (code != "en", code)))
+
+
+LANGUAGES = _languages()
 CREDENTIAL_LISTS = (
     "strong",
     "weak",
@@ -40,7 +50,14 @@ CREDENTIAL_LISTS = (
     "trailing_links",
     "security_questions",
     "login",
+    "not_secret_after",
+    "not_a_code_before",
+    "totp_cues",
+    "seed_cues",
 )
+# Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
+# and a date of birth (``memory.policy.identifiers``).
+PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _TOKENS = re.compile(r"[\w\u0900-\u097F]+")
 
@@ -48,6 +65,28 @@ _TOKENS = re.compile(r"[\w\u0900-\u097F]+")
 def _load(name: str) -> dict:
     with open(HERE / name, "rb") as handle:
         return tomllib.load(handle)
+
+
+# Scripts written without spaces between words, or with particles joined to them (Chinese, Japanese, Korean,
+# Arabic, Thai): their words are matched anywhere, not between word edges.
+UNSPACED = "\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_UNSPACED = re.compile(f"[{UNSPACED}]")
+
+
+def is_unspaced(word: str) -> bool:
+    return bool(_UNSPACED.search(word))
+
+
+def cue_pattern(words) -> str:
+    """A regex (one group-free alternative) matching any of the words: between word edges, or, for a word of
+    an unspaced script, anywhere."""
+    words = list(words)
+    spaced = word_alternation(w for w in words if not is_unspaced(w))
+    unspaced = word_alternation(w for w in words if is_unspaced(w))
+    parts = [f"{WORD_START}(?:{spaced}){WORD_END}"] if spaced else []
+    if unspaced:
+        parts.append(f"(?:{unspaced})")
+    return "|".join(parts) or "(?!)"
 
 
 def word_alternation(words) -> str:
@@ -86,6 +125,7 @@ class Category:
 @dataclass(frozen=True)
 class Vocabulary:
     credentials: dict[str, tuple[str, ...]]
+    personal: dict[str, tuple[str, ...]]
     categories: dict[str, Category]
     # Every category's words, the simple alternatives of its patterns included (see ``simple``).
     category_words: dict[str, tuple[str, ...]]
@@ -116,11 +156,14 @@ def vocabulary() -> Vocabulary:
         )
 
     credentials = {name: [] for name in CREDENTIAL_LISTS}
+    personal = {name: [] for name in PERSONAL_LISTS}
     words: dict[str, list[str]] = {}
     patterns: dict[str, list[str]] = {}
     for data in files:
         for name in CREDENTIAL_LISTS:
             credentials[name].extend(data.get("credentials", {}).get(name, []))
+        for name in PERSONAL_LISTS:
+            personal[name].extend(data.get("personal", {}).get(name, []))
         for table in ("categories", "more"):
             for code, entry in data.get(table, {}).items():
                 for word in entry.get("words", []):
@@ -148,6 +191,7 @@ def vocabulary() -> Vocabulary:
     register_keywords(keywords, stems)
     return Vocabulary(
         credentials={name: tuple(dict.fromkeys(values)) for name, values in credentials.items()},
+        personal={name: tuple(dict.fromkeys(values)) for name, values in personal.items()},
         categories=categories,
         category_words={code: tuple(dict.fromkeys(ws)) for code, ws in words.items()},
         ids=tuple(_load("ids.toml")["id"]),
