@@ -60,7 +60,9 @@ _INVISIBLE = dict.fromkeys(
     map(
         ord,
         "\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u180e\u200e\u200f"
-        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u034f",
+        "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u034f"
+        # variation selectors and the combining keycap: "4\ufe0f\u20e3" is the digit 4
+        "\ufe0e\ufe0f\u20e3",
     ),
     None,
 )

@@ -181,28 +181,95 @@ def _iban_in(v: View) -> bool:
     return False
 
 
-def card_in(v: View) -> bool:
-    """A 13-19 digit run (after separators and number words are folded), Luhn or not, that is not a phone
-    number (``+`` or phone words before it, 15 digits or fewer) nor a named IMEI; track data; an expiry
-    beside card words."""
+# A run of digits with the separators people put between groups. Look-alike letters inside it read as
+# digits (O and o as 0, I and l as 1); keycaps are digits already (their marks are invisible, memory.text).
+_GROUPED = re.compile(
+    r"(?<![A-Za-z0-9])[0-9OoIl]*[0-9][0-9OoIl]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIl]*[0-9][0-9OoIl]*)*(?![A-Za-z0-9])"
+)
+_GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
+_LOOKALIKE = str.maketrans("OoIl", "0011")
+_LABELLED_NUMBER = re.compile(
+    rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
+    rf"invoice|booking|reference|ref|awb|consignment|shipment|parcel|receipt|transaction|confirmation){WORD_END}"
+)
+
+
+def _groups(run: str) -> list[str]:
+    return [group.translate(_LOOKALIKE) for group in _GROUP_SEP.split(run) if group]
+
+
+def _card_shaped(groups: list[str]) -> bool:
+    """One run, or groups as cards print them (4-4-4-4, 4-6-5, 4-4-4-4-3): none longer than six, the first
+    of four or more. An order number's 3-7-7 or 3-7-4 is not."""
+    return len(groups) == 1 or (len(groups[0]) >= 4 and max(len(group) for group in groups) <= 6)
+
+
+def _luhn_window(groups: list[str]) -> bool:
+    """A Luhn-valid 13-19 digit window that starts and ends where groups do (a card with a prefix, a
+    suffix or another card joined to it), or, inside a run of 20 or more digits, anywhere after leading
+    zeros."""
+    for i in range(len(groups)):
+        window = ""
+        for group in groups[i:]:
+            window += group
+            if len(window) > 19:
+                break
+            if len(window) >= 13 and window[0] != "0" and luhn.is_valid(window):
+                return True
+    for group in groups:
+        if len(group) >= 20:
+            body = group.lstrip("0")
+            for start in range(len(body) - 12):
+                for length in (16, 15, 19, 13, 14, 17, 18):
+                    window = body[start : start + length]
+                    if len(window) == length and window[0] != "0" and luhn.is_valid(window):
+                        return True
+    return False
+
+
+def card_in(v: View) -> str | None:
+    """Find the value, then the reason: ``"card_number"`` for any run of 13 or more digits (after number words,
+    look-alike letters and separators are read) that holds a card: a 13-19 digit run, Luhn or not, unless it
+    is a phone number (``+`` or phone words before it, 15 digits or fewer), a named IMEI, an Aadhaar virtual
+    id, or an order number's grouping (3-7-7) that fails Luhn or follows an order word; a longer run with a
+    Luhn-valid window (padding, leading zeros, two cards joined). A run of 20 or more digits with no such
+    window and no order or tracking word before it is ``"bank_account"`` (a domestic account number). Also
+    track data, and an expiry beside card words."""
     if _TRACK_DATA.search(v.surface):
-        return True
+        return "card_number"
     card_words = _CARD_WORDS.search(v.folded)
-    for match in _long_runs(v.digits):
-        digits = match.group(0)
-        before = v.digits[max(0, match.start() - 30) : match.start()]
-        if (
-            not card_words
-            and len(digits) <= 15
-            and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)))
-        ):
+    text = v.plain
+    for match in _GROUPED.finditer(text):
+        groups = _groups(match.group(0))
+        digits = "".join(groups)
+        if len(digits) < 13:
             continue
-        if not card_words and _IMEI_WORD.search(before):
-            continue  # an IMEI: reported by its own rule
-        if len(digits) == 16 and stdnum_vid.is_valid(digits):
-            continue  # an Aadhaar virtual id: a government id, reported below
-        return True
-    return bool(card_words and _EXPIRY.search(v.surface) and _EXPIRY_WORD.search(v.folded))
+        before = text[max(0, match.start() - 30) : match.start()]
+        labelled = bool(_LABELLED_NUMBER.search(fold(before)))
+        if len(digits) <= 19:
+            if (
+                not card_words
+                and len(digits) <= 15
+                and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)))
+            ):
+                continue
+            if not card_words and _IMEI_WORD.search(before):
+                continue  # an IMEI: reported by its own rule
+            if len(digits) == 16 and stdnum_vid.is_valid(digits):
+                continue  # an Aadhaar virtual id: a government id, reported below
+            if not card_words and (
+                (not _card_shaped(groups) and labelled)
+                or ((labelled or not _card_shaped(groups)) and not _luhn_window(groups))
+            ):
+                continue  # an order, tracking or booking number: its own grouping, or its word and no Luhn
+            return "card_number"
+        if card_words or (not labelled and _luhn_window(groups)):
+            return "card_number"
+        if not labelled and not (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before))):
+            return "bank_account"
+    if card_words and _EXPIRY.search(v.surface) and _EXPIRY_WORD.search(v.folded):
+        return "card_number"
+    return None
 
 
 def fold(text: str) -> str:
@@ -350,8 +417,9 @@ def identifier_refusal(v: View) -> str | None:
     imei = found and found[1] == "imei"
     if _iban_in(v):
         return "bank_account"
-    if not imei and card_in(v):
-        return "card_number"
+    card = None if imei else card_in(v)
+    if card:
+        return card
     if virtual_aadhaar_in(v):
         return "government_id"
     if found:
