@@ -6,7 +6,7 @@ from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from agents import api as agents_api
-from agents import api_lists
+from agents import api_audit, api_lists
 from agents.api_base import api_description
 from agents.api_errors import error_body
 from consent import api as consent_api
@@ -71,6 +71,7 @@ v1 += [
         name="agent-instruction-check",
     ),
 ]
+v1.append(path("audit-log", api_audit.AuditLogApi.as_view(), name="audit-log"))
 v1.append(path("webhooks", webhooks_api.WebhookListApi.as_view(), name="webhooks"))
 v1.append(path("webhooks/<str:webhook_id>", webhooks_api.WebhookApi.as_view(), name="webhook"))
 

@@ -238,9 +238,12 @@ OPENAI_TIMEOUT_SECONDS = float(os.environ.get("OPENAI_TIMEOUT_SECONDS", "30"))
 OPENAI_MAX_RETRIES = int(os.environ.get("OPENAI_MAX_RETRIES", "2"))
 
 # --- REST API -------------------------------------------------------------------------------
-# An API key's authentication is cached per process this many seconds: a revoked key is refused at
-# once by the process that revoked it and within this time by every other.
+# An API key's authentication is cached per process. A revocation, a maker's role change or removal and
+# a team's deletion bump the key generation, which every process reads before using its cache: from
+# Redis on every request when REDIS_URL is set, otherwise from the database at most every
+# API_KEY_GENERATION_CHECK_SECONDS. API_KEY_CACHE_SECONDS bounds a change made behind the services.
 API_KEY_CACHE_SECONDS = float(os.environ.get("API_KEY_CACHE_SECONDS", "5"))
+API_KEY_GENERATION_CHECK_SECONDS = float(os.environ.get("API_KEY_GENERATION_CHECK_SECONDS", "0.5"))
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["agents.api_auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -145,7 +145,9 @@ class ActionIn(StrictSerializer):
 
 
 class AgentApi(TeamApi):
-    """GET, PATCH (publishes at once) and DELETE one agent."""
+    """GET, PATCH (publishes at once) and DELETE one agent (owners and admins only)."""
+
+    role_required = {"DELETE": "agent_delete"}
 
     class UpdateIn(StrictSerializer):
         read_only_names = ("id", "name", "version", "publishedAt")
@@ -186,11 +188,12 @@ class AgentApi(TeamApi):
         operation_id="agent_delete",
         tags=TAG_AGENTS,
         summary="Delete the agent",
-        description="Deletes the agent with every version, end user, conversation and memory on it.",
-        responses={204: NO_CONTENT, **errors("agent_not_found")},
+        description="Deletes the agent with every version, end user, conversation and memory on it. "
+        "Only a key made by a team owner or admin (or on the command line) may: 403 `admin_only` otherwise.",
+        responses={204: NO_CONTENT, **errors("admin_only", "agent_not_found")},
     )
     def delete(self, request, agent_id):
-        services.agent_delete(agent=self.agent(agent_id))
+        services.agent_delete(agent=self.agent(agent_id), actor=self.actor())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -4,11 +4,13 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, throttling
 from rest_framework.settings import api_settings
 
+from .access import actor_for_key
 from .services import api_key_authenticate
 
 
 class ApiKeyPrincipal:
-    """The caller of an API request: a team, through one of its keys."""
+    """The caller of an API request: a team, through one of its keys, acting with the role of the
+    key's maker (`actor`, an `agents.access.Actor`)."""
 
     is_authenticated = True
     is_anonymous = False
@@ -16,6 +18,7 @@ class ApiKeyPrincipal:
     def __init__(self, key):
         self.key = key
         self.team = key.team
+        self.actor = actor_for_key(key)
 
     def __str__(self) -> str:
         return f"api key {self.key.prefix}"

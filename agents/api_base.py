@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serial
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from . import services
+from . import access, services
 from .api_errors import error_codes
 from .errors import AppError
 from .models import Agent, Conversation, EndUser
@@ -99,7 +99,12 @@ class TeamApi(APIView):
 
     Query parameters are part of the contract like body fields: a GET takes only the fields of
     its class's `QueryIn` (a `StrictQuerySerializer`), every other method none, and anything else
-    is refused (400 `invalid_request` naming it) before the view runs, after authentication."""
+    is refused (400 `invalid_request` naming it) before the view runs, after authentication.
+
+    `role_required` maps a method to the permission (`agents.roles`) its caller's role must have:
+    a key whose maker lacks it is refused (403 `admin_only`) before the view runs."""
+
+    role_required: dict[str, str] = {}
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
@@ -108,6 +113,13 @@ class TeamApi(APIView):
         for key in request.query_params:
             if key not in allowed:
                 raise serializers.ValidationError({str(key) or "query": ["Unknown query parameter."]})
+        permission = self.role_required.get(request.method)
+        if permission is not None:
+            access.require(self.actor(), permission)
+
+    def actor(self) -> access.Actor:
+        """Who asks: the key's maker with their role now (`agents.access.actor_for_key`)."""
+        return self.request.user.actor
 
     def team(self):
         return self.request.user.team

@@ -37,6 +37,11 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "not_authenticated": (401, "No API key was sent: use Authorization: Bearer <key>."),
     "invalid_api_key": (401, "The API key is not valid or has been revoked."),
     "plan_required": (403, "Memory comes with the Team plan and up."),
+    "admin_only": (
+        403,
+        "Only a team owner or admin can do this (API keys, webhook endpoints, members, deleting an agent, "
+        "the team-wide erase, the audit log); a key acts with its maker's role in the team.",
+    ),
     "agent_not_found": (404, "No agent with this id for this key's team (another team's agent answers the same)."),
     "conversation_not_found": (404, "No conversation with this id for this key's team."),
     "end_user_not_found": (

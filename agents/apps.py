@@ -10,3 +10,15 @@ class AgentsConfig(AppConfig):
         from .ports import add_offline_handler
 
         add_offline_handler("chat_reply", offline_chat.chat_reply)
+
+        from django.db.models.signals import post_delete, post_save
+
+        from . import receivers
+        from .models import ApiKey, Membership, Team
+
+        # Whatever changes a key's standing (the admin site and cascades included) drops every
+        # process's cached keys within a second.
+        for model in (ApiKey, Membership, Team):
+            post_delete.connect(receivers.key_standing_changed, sender=model, dispatch_uid=f"keys.{model.__name__}.del")
+        for model in (ApiKey, Membership):
+            post_save.connect(receivers.key_standing_changed, sender=model, dispatch_uid=f"keys.{model.__name__}.save")

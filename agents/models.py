@@ -42,7 +42,10 @@ class Team(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
+        """What each role may do is `agents.roles`."""
+
         OWNER = "owner", "Owner"
+        ADMIN = "admin", "Admin"
         MEMBER = "member", "Member"
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
@@ -51,7 +54,10 @@ class Membership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="membership_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="membership_unique"),
+            models.CheckConstraint(condition=Q(role__in=["owner", "admin", "member"]), name="membership_role_valid"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.team}"
@@ -78,7 +84,9 @@ class Invitation(models.Model):
 
 
 class ApiKey(models.Model):
-    """A team's API key. Only a SHA-256 hash is stored; `prefix` is the visible start."""
+    """A team's API key. Only a SHA-256 hash is stored; `prefix` is the visible start. A key acts
+    with its maker's current role in the team (`agents.roles`); one made on the command line
+    (no maker) acts as an admin. Removing the maker from the team revokes it."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=80)
@@ -97,6 +105,60 @@ class ApiKey(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class KeyGeneration(models.Model):
+    """One row: a number bumped whenever any API key's standing changes (revoked, its maker's role
+    changed or removed, its team deleted). Each process compares it with the number its cached keys
+    were read under (`agents.services.api_key_authenticate`) when Redis is not there to share it."""
+
+    number = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"key generation {self.number}"
+
+
+def new_audit_public_id() -> str:
+    return "aud_" + secrets.token_hex(8)
+
+
+class AuditEvent(models.Model):
+    """One team action on who holds access or team-wide data: who did it (a person, through the web
+    or one of their API keys), what, when. Ids, labels and counts only; never a memory's words."""
+
+    class Action(models.TextChoices):
+        API_KEY_CREATED = "api_key.created", "created an API key"
+        API_KEY_REVOKED = "api_key.revoked", "revoked an API key"
+        MEMBER_INVITED = "member.invited", "invited someone"
+        INVITATION_WITHDRAWN = "invitation.withdrawn", "withdrew an invitation"
+        MEMBER_JOINED = "member.joined", "joined the team"
+        MEMBER_REMOVED = "member.removed", "removed a member"
+        ROLE_CHANGED = "member.role_changed", "changed a role"
+        WEBHOOK_CREATED = "webhook.created", "added a webhook endpoint"
+        WEBHOOK_UPDATED = "webhook.updated", "changed a webhook endpoint"
+        WEBHOOK_DELETED = "webhook.deleted", "removed a webhook endpoint"
+        AGENT_DELETED = "agent.deleted", "deleted an agent"
+        END_USER_ERASED = "end_user.erased_team_wide", "erased a person on every agent"
+
+    public_id = models.CharField(max_length=24, unique=True, default=new_audit_public_id, editable=False)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="audit_events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The actor as they were then (their e-mail, or "command line"): kept when the account goes.
+    actor_label = models.CharField(max_length=254)
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=40, choices=Action.choices)
+    # What it was done to, as a label: "key ank_1a2b3c4d… (Production)", "bob@example.com", "whk_…".
+    target = models.CharField(max_length=300, blank=True)
+    detail = models.JSONField(default=dict, blank=True)  # e.g. {"from": "member", "to": "admin"}; never text
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["team", "-created_at", "-id"], name="auditevent_team_created")]
+
+    def __str__(self) -> str:
+        return f"{self.action} in team {self.team_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
 def new_agent_public_id() -> str:

@@ -12,10 +12,10 @@ from datetime import timedelta
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
-from . import agent_config
+from . import access, agent_config
 from .errors import AppError, InvalidConfig
 from .models import (
     ActionRun,
@@ -23,8 +23,10 @@ from .models import (
     AgentDraft,
     AgentVersion,
     ApiKey,
+    AuditEvent,
     Conversation,
     EndUser,
+    KeyGeneration,
     Membership,
     Message,
     Team,
@@ -66,56 +68,150 @@ def hash_api_key(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
-def api_key_create(*, team: Team, name: str, created_by=None) -> tuple[ApiKey, str]:
-    """Create a key and return it with the raw secret, which is never stored or shown again."""
+def api_key_create(*, team: Team, name: str, created_by=None, actor=None) -> tuple[ApiKey, str]:
+    """Create a key and return it with the raw secret, which is never stored or shown again. The key
+    acts with `created_by`'s role in the team (`agents.access.actor_for_key`); recorded in the audit
+    log when an `actor` (`agents.access.Actor`) asked for it."""
     raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
-    key = ApiKey.objects.create(
-        team=team,
-        name=(name or "API key")[:80],
-        prefix=raw[:12],
-        hashed_key=hash_api_key(raw),
-        created_by=created_by,
-    )
+    with transaction.atomic():
+        key = ApiKey.objects.create(
+            team=team,
+            name=(name or "API key")[:80],
+            prefix=raw[:12],
+            hashed_key=hash_api_key(raw),
+            created_by=created_by,
+        )
+        if actor is not None:
+            access.audit_record(
+                team=team, actor=actor, action=AuditEvent.Action.API_KEY_CREATED, target=access.key_label(key)
+            )
     return key, raw
 
 
-def api_key_revoke(*, key: ApiKey) -> None:
-    """Revoke the key: refused at once by this process, and by every other within
-    API_KEY_CACHE_SECONDS (the authentication cache's lifetime)."""
-    if key.revoked_at is None:
-        key.revoked_at = timezone.now()
-        key.save(update_fields=["revoked_at"])
+def api_key_revoke(*, key: ApiKey, actor=None) -> None:
+    """Revoke the key: refused at once by this process, and by every other within a second (the
+    key generation, `key_generation_bump`). Recorded in the audit log when an `actor` asked."""
+    with transaction.atomic():
+        if ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+            key.refresh_from_db(fields=["revoked_at"])
+            if actor is not None:
+                access.audit_record(
+                    team=key.team, actor=actor, action=AuditEvent.Action.API_KEY_REVOKED, target=access.key_label(key)
+                )
+        key_generation_bump()
     api_key_cache_clear(key.hashed_key)
 
 
-# Authentication of a key, cached per process for a few seconds: a key is looked up once per
-# process per API_KEY_CACHE_SECONDS instead of once per request. Only keys that exist and are active
-# are kept (an unknown secret always reaches the database), and the cache is bounded.
+def api_keys_revoke_made_by(*, team: Team, user) -> int:
+    """Revoke every active key of the team that `user` made (their removal from it); how many."""
+    with transaction.atomic():
+        revoked = ApiKey.objects.filter(team=team, created_by=user, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        key_generation_bump()
+    api_key_cache_clear()
+    return revoked
+
+
+# Authentication of a key, cached per process: a key is looked up once per process per
+# API_KEY_CACHE_SECONDS instead of once per request. Only keys that exist and are active are kept (an
+# unknown secret always reaches the database), and the cache is bounded. Every change to a key's
+# standing (revoked, its maker's role changed or removed, its team deleted) bumps the key generation,
+# which every process reads before using its cache: from Redis on every request when the default cache
+# is Redis (REDIS_URL), else from the database at most every API_KEY_GENERATION_CHECK_SECONDS. So a
+# revocation holds on every process within a second; API_KEY_CACHE_SECONDS stays as the bound for a
+# change made behind the services' back (a raw UPDATE).
 _key_cache: dict[str, tuple[float, ApiKey]] = {}
 _KEY_CACHE_MAX = 10_000
+_generation = {"number": None, "checked_at": float("-inf")}
+GENERATION_CACHE_KEY = "agentnava:api-key-generation"
 LAST_USED_EVERY = timedelta(seconds=60)
+
+
+def _shared_cache():
+    """The default cache when it is Redis (shared by every process), else None."""
+    from django.core.cache import cache
+    from django.core.cache.backends.redis import RedisCache
+
+    return cache if isinstance(cache, RedisCache) else None
+
+
+def key_generation_read() -> int:
+    shared = _shared_cache()
+    if shared is not None:
+        return int(shared.get(GENERATION_CACHE_KEY) or 0)
+    return KeyGeneration.objects.filter(pk=1).values_list("number", flat=True).first() or 0
+
+
+def key_generation_bump() -> None:
+    """Tell every process to drop its cached keys, once the current transaction commits (before
+    that, another process would read the key's old state again)."""
+
+    def bump():
+        shared = _shared_cache()
+        if shared is not None:
+            shared.add(GENERATION_CACHE_KEY, 0, timeout=None)
+            shared.incr(GENERATION_CACHE_KEY)
+        elif not KeyGeneration.objects.filter(pk=1).update(number=F("number") + 1):
+            try:
+                with transaction.atomic():
+                    KeyGeneration.objects.create(pk=1, number=1)
+            except IntegrityError:  # made meanwhile by another process
+                KeyGeneration.objects.filter(pk=1).update(number=F("number") + 1)
+        api_key_cache_clear()
+
+    transaction.on_commit(bump)
+
+
+def _key_cache_check(now_mono: float) -> None:
+    """Drop the cached keys when the key generation moved since they were read."""
+    shared = _shared_cache() is not None
+    if not shared and now_mono - _generation["checked_at"] < django_settings.API_KEY_GENERATION_CHECK_SECONDS:
+        return
+    number = key_generation_read()
+    _generation["checked_at"] = now_mono
+    if number != _generation["number"]:
+        _key_cache.clear()
+        _generation["number"] = number
 
 
 def api_key_cache_clear(hashed_key: str | None = None) -> None:
     """Forget one cached key (by its hash), or all of them."""
     if hashed_key is None:
         _key_cache.clear()
+        _generation.update(number=None, checked_at=float("-inf"))
     else:
         _key_cache.pop(hashed_key, None)
 
 
+def _key_lookup(hashed: str) -> ApiKey | None:
+    """The active key with its team, its maker and the maker's role in the team now (`maker_role`);
+    None for an unknown or revoked key, or one whose maker is no longer in the team. One query."""
+    maker_role = Membership.objects.filter(team=OuterRef("team_id"), user=OuterRef("created_by_id")).values("role")
+    key = (
+        ApiKey.objects.select_related("team", "created_by")
+        .annotate(maker_role=Subquery(maker_role[:1]))
+        .filter(hashed_key=hashed, revoked_at__isnull=True)
+        .first()
+    )
+    if key is None or (key.created_by_id is not None and key.maker_role is None):
+        return None
+    return key
+
+
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
-    """The active key for this secret, with its team, or None. `last_used_at` is recorded at most
-    once a minute per process, by an UPDATE that reads nothing."""
+    """The active key for this secret, with its team and its maker's role, or None. `last_used_at` is
+    recorded at most once a minute per process, by an UPDATE that reads nothing."""
     if not raw_key or not raw_key.startswith(API_KEY_PREFIX) or len(raw_key) > 100:
         return None
     hashed = hash_api_key(raw_key)
     now_mono = time.monotonic()
+    _key_cache_check(now_mono)
     cached = _key_cache.get(hashed)
     if cached is not None and cached[0] > now_mono:
         key = cached[1]
     else:
-        key = ApiKey.objects.select_related("team").filter(hashed_key=hashed, revoked_at__isnull=True).first()
+        key = _key_lookup(hashed)
         if key is None:
             _key_cache.pop(hashed, None)
             return None
@@ -244,9 +340,18 @@ def agent_version_restore(*, agent: Agent, number: int, user=None) -> AgentDraft
     )
 
 
-def agent_delete(*, agent: Agent) -> None:
-    """Delete the agent and, by cascade, every end user, conversation and memory on it (R20)."""
-    agent.delete()
+def agent_delete(*, agent: Agent, actor=None) -> None:
+    """Delete the agent and, by cascade, every end user, conversation and memory on it (R20);
+    recorded in the team's audit log when an `actor` asked."""
+    with transaction.atomic():
+        if actor is not None:
+            access.audit_record(
+                team=agent.team,
+                actor=actor,
+                action=AuditEvent.Action.AGENT_DELETED,
+                target=f"agent {agent.public_id} ({agent.name})",
+            )
+        agent.delete()
 
 
 # --- End users and conversations --------------------------------------------------------

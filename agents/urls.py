@@ -18,6 +18,8 @@ urlpatterns = [
     path("settings/api-keys/<int:key_id>/revoke/", views.api_key_revoke, name="api_key_revoke"),
     path("settings/team/", team_views.team_page, name="team"),
     path("settings/team/members/<int:membership_id>/remove/", team_views.member_remove, name="member_remove"),
+    path("settings/team/members/<int:membership_id>/role/", team_views.member_role, name="member_role"),
+    path("settings/team/audit/", team_views.audit_log, name="audit_log"),
     path(
         "settings/team/invitations/<int:invitation_id>/revoke/", team_views.invitation_revoke, name="invitation_revoke"
     ),

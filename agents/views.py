@@ -5,13 +5,14 @@ Views are thin: they check who asks (team scoping in the selectors), call one se
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from . import services
+from . import access, roles, services
 from .errors import AppError
 from .models import ApiKey
 from .ports import ports
@@ -23,6 +24,15 @@ def _team_or_404(request):
     if team is None:
         raise Http404("You are not a member of any team.")
     return team
+
+
+def require_web(actor: access.Actor, permission: str) -> None:
+    """The web's refusal of an operation the actor's role does not allow: the 403 page, which says
+    who may do it (templates/403.html)."""
+    try:
+        access.require(actor, permission)
+    except AppError as exc:
+        raise PermissionDenied(exc.message) from None
 
 
 @login_required
@@ -203,23 +213,37 @@ def version_restore(request, public_id, number):
 
 @login_required
 def api_keys(request):
+    """The team's keys with who made each and when it was last used; owners and admins make and
+    revoke them (anyone else's POST is the 403 page)."""
     team = _team_or_404(request)
+    actor = access.actor_for_user(team, request.user)
     new_key = None
     if request.method == "POST":
-        _, new_key = services.api_key_create(team=team, name=request.POST.get("name", ""), created_by=request.user)
-    keys = ApiKey.objects.filter(team=team).order_by("-created_at")
-    return render(request, "agents/api_keys.html", {"team": team, "keys": keys, "new_key": new_key})
+        require_web(actor, "api_keys")
+        name = request.POST.get("name", "").strip()
+        if len(name) > ApiKey._meta.get_field("name").max_length:
+            messages.error(request, "A key's name is at most 80 characters.")
+            return render(request, "agents/api_keys.html", _keys_context(team, actor), status=400)
+        _, new_key = services.api_key_create(team=team, name=name, created_by=request.user, actor=actor)
+    return render(request, "agents/api_keys.html", {**_keys_context(team, actor), "new_key": new_key})
+
+
+def _keys_context(team, actor) -> dict:
+    keys = ApiKey.objects.filter(team=team).select_related("created_by").order_by("-created_at", "-id")
+    return {"team": team, "keys": keys, "may_manage": roles.allows(actor.role, "api_keys")}
 
 
 @login_required
 @require_POST
 def api_key_revoke(request, key_id):
     team = _team_or_404(request)
-    key = ApiKey.objects.filter(team=team, pk=key_id).first()
+    key = ApiKey.objects.filter(team=team, pk=key_id).select_related("team").first()
     if key is None:
         raise Http404("No such key.")
-    services.api_key_revoke(key=key)
-    messages.info(request, f"Key {key.prefix}… revoked. It stops working at once.")
+    actor = access.actor_for_user(team, request.user)
+    require_web(actor, "api_keys")
+    services.api_key_revoke(key=key, actor=actor)
+    messages.info(request, f"Key {key.prefix}… revoked. Every server refuses it within a second.")
     return redirect("agents:api_keys")
 
 

@@ -12,12 +12,13 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from agents import access
 from agents.api import ConversationOut
 from agents.api_base import TeamApi, end_user_lookup, errors, usable_id
 from agents.api_lists import ConversationDetailOut, with_transcript
 from agents.errors import AppError
 from agents.keyset import PageNext, PageQueryIn, keyset_page
-from agents.models import Agent, Conversation, EndUser, Message
+from agents.models import Agent, AuditEvent, Conversation, EndUser, Message
 from agents.services import MAX_END_USER_ID_CHARS
 from consent.models import Consent
 from consent.selectors import consent_of
@@ -393,15 +394,18 @@ def team_erase(team, end_user_id: str) -> list[dict]:
 
 
 class TeamEraseApi(TeamApi):
+    role_required = {"DELETE": "team_erase"}
+
     @extend_schema(
         operation_id="team_end_user_erase",
         tags=TAG_PEOPLE,
         summary="client.endUser(id).erase()",
         description="Erase this endUserId on every agent of the team in one call, as `endUser.erase()` does "
         "on one: memory, conversations, messages, actions, consent. All agents or none. Answers what was "
-        "removed per agent; 404 `end_user_not_found` when no agent of the team knows them.",
+        "removed per agent; 404 `end_user_not_found` when no agent of the team knows them. Owners and admins "
+        "only (403 `admin_only`); recorded in the team's audit log with the number of agents, not the id.",
         parameters=[END_USER_PATH],
-        responses={200: TeamEraseOut, **errors("end_user_not_found")},
+        responses={200: TeamEraseOut, **errors("admin_only", "end_user_not_found")},
         examples=[
             OpenApiExample(
                 "erased",
@@ -432,6 +436,12 @@ class TeamEraseApi(TeamApi):
         erased = team_erase(self.team(), end_user_id)
         if not erased:
             raise AppError("end_user_not_found", "No agent of this team knows this endUserId.", status=404)
+        access.audit_record(
+            team=self.team(),
+            actor=self.actor(),
+            action=AuditEvent.Action.END_USER_ERASED,
+            detail={"agents": len(erased)},
+        )
         return Response(TeamEraseOut({"endUserId": end_user_id.strip(), "agents": erased}).data)
 
 

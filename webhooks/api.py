@@ -85,6 +85,8 @@ class EndpointListOut(serializers.Serializer):
 
 
 class WebhookListApi(TeamApi):
+    role_required = {"POST": "webhooks"}
+
     class WebhookCreateIn(StrictSerializer):
         url = StrictCharField(
             max_length=500,
@@ -123,9 +125,9 @@ class WebhookListApi(TeamApi):
         description="Register an endpoint. Each event is POSTed as JSON `{id, type, createdAt, data}` with ids "
         "and counts (`data.agentId`, `data.endUserId`, ...), signed in `AgentNava-Signature: t=<unix>,v1=<hex>` "
         "(HMAC-SHA256 of `<t>.<body>` with the secret); a delivery that does not get a 2xx is retried with "
-        "exponential backoff, six attempts in all.",
+        "exponential backoff, six attempts in all. Owners and admins only (403 `admin_only`).",
         request=WebhookCreateIn,
-        responses={201: EndpointWithSecretOut, **errors("invalid_webhook", "agent_not_found", body=True)},
+        responses={201: EndpointWithSecretOut, **errors("invalid_webhook", "admin_only", "agent_not_found", body=True)},
         examples=[
             OpenApiExample(
                 "create",
@@ -155,12 +157,19 @@ class WebhookListApi(TeamApi):
         data = parse_body(self.WebhookCreateIn, request)
         agent = self.agent(data["agentId"]) if "agentId" in data else None
         endpoint = services.endpoint_create(
-            team=self.team(), url=data["url"], events=data["events"], include_text=data["includeText"], agent=agent
+            team=self.team(),
+            url=data["url"],
+            events=data["events"],
+            include_text=data["includeText"],
+            agent=agent,
+            actor=self.actor(),
         )
         return Response(EndpointWithSecretOut(endpoint).data, status=status.HTTP_201_CREATED)
 
 
 class WebhookApi(TeamApi):
+    role_required = {"PATCH": "webhooks", "DELETE": "webhooks"}
+
     class WebhookUpdateIn(StrictSerializer):
         read_only_names = ("id", "agentId", "createdAt", "lastStatus", "lastDeliveryAt", "secret")
         url = StrictCharField(required=False, max_length=500)
@@ -195,8 +204,12 @@ class WebhookApi(TeamApi):
         operation_id="webhook_update",
         tags=TAG_WEBHOOKS,
         summary="client.webhooks.update(id, {...})",
+        description="Change, pause or resume the endpoint, or rotate its secret. Owners and admins only.",
         request=WebhookUpdateIn,
-        responses={200: EndpointWithSecretOut, **errors("invalid_webhook", "webhook_not_found", body=True)},
+        responses={
+            200: EndpointWithSecretOut,
+            **errors("invalid_webhook", "admin_only", "webhook_not_found", body=True),
+        },
     )
     def patch(self, request, webhook_id):
         endpoint = self.endpoint(webhook_id)
@@ -209,7 +222,7 @@ class WebhookApi(TeamApi):
             "rotateSecret": "rotate_secret",
         }
         endpoint = services.endpoint_update(
-            endpoint=endpoint, changes={names[key]: value for key, value in data.items()}
+            endpoint=endpoint, changes={names[key]: value for key, value in data.items()}, actor=self.actor()
         )
         answer = EndpointWithSecretOut(endpoint).data
         if not data.get("rotateSecret"):
@@ -220,11 +233,11 @@ class WebhookApi(TeamApi):
         operation_id="webhook_delete",
         tags=TAG_WEBHOOKS,
         summary="client.webhooks.delete(id)",
-        description="Removes the endpoint and its deliveries; nothing more is sent.",
-        responses={204: NO_CONTENT, **errors("webhook_not_found")},
+        description="Removes the endpoint and its deliveries; nothing more is sent. Owners and admins only.",
+        responses={204: NO_CONTENT, **errors("admin_only", "webhook_not_found")},
     )
     def delete(self, request, webhook_id):
-        services.endpoint_delete(endpoint=self.endpoint(webhook_id))
+        services.endpoint_delete(endpoint=self.endpoint(webhook_id), actor=self.actor())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

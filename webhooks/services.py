@@ -16,7 +16,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from agents import access
 from agents.errors import AppError
+from agents.models import AuditEvent
 
 from . import addresses, sending, signing
 from .models import EVENTS, Delivery, Endpoint
@@ -51,15 +53,28 @@ def _check_events(events) -> list[str]:
     return [event for event in EVENTS if event in events]
 
 
-def endpoint_create(*, team, url: str, events: list[str], include_text: bool = False, agent=None) -> Endpoint:
+def _audit(endpoint: Endpoint, actor, action: str, detail=None) -> None:
+    """Endpoint changes go in the team's audit log (the address's host only, never a secret)."""
+    if actor is not None:
+        target = f"webhook {endpoint.public_id} ({urlsplit(endpoint.url).hostname})"
+        access.audit_record(team=endpoint.team, actor=actor, action=action, target=target, detail=detail)
+
+
+def endpoint_create(
+    *, team, url: str, events: list[str], include_text: bool = False, agent=None, actor=None
+) -> Endpoint:
+    """Register an endpoint; recorded in the audit log when an `actor` (`agents.access.Actor`) asked."""
     if Endpoint.objects.filter(team=team).count() >= MAX_ENDPOINTS_PER_TEAM:
         raise AppError("invalid_webhook", f"A team has at most {MAX_ENDPOINTS_PER_TEAM} endpoints.")
-    return Endpoint.objects.create(
-        team=team, agent=agent, url=_check_url(url), events=_check_events(events), include_text=include_text
-    )
+    with transaction.atomic():
+        endpoint = Endpoint.objects.create(
+            team=team, agent=agent, url=_check_url(url), events=_check_events(events), include_text=include_text
+        )
+        _audit(endpoint, actor, AuditEvent.Action.WEBHOOK_CREATED, {"events": endpoint.events})
+    return endpoint
 
 
-def endpoint_update(*, endpoint: Endpoint, changes: dict) -> Endpoint:
+def endpoint_update(*, endpoint: Endpoint, changes: dict, actor=None) -> Endpoint:
     if "url" in changes:
         endpoint.url = _check_url(changes["url"])
     if "events" in changes:
@@ -70,12 +85,16 @@ def endpoint_update(*, endpoint: Endpoint, changes: dict) -> Endpoint:
         endpoint.active = changes["active"]
     if changes.get("rotate_secret"):
         endpoint.secret = "whsec_" + secrets.token_urlsafe(24)
-    endpoint.save()
+    with transaction.atomic():
+        endpoint.save()
+        _audit(endpoint, actor, AuditEvent.Action.WEBHOOK_UPDATED, {"changed": sorted(changes)})
     return endpoint
 
 
-def endpoint_delete(*, endpoint: Endpoint) -> None:
-    endpoint.delete()
+def endpoint_delete(*, endpoint: Endpoint, actor=None) -> None:
+    with transaction.atomic():
+        _audit(endpoint, actor, AuditEvent.Action.WEBHOOK_DELETED)
+        endpoint.delete()
 
 
 # --- Events -------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from agents import access, roles
 from agents.errors import AppError
 from agents.selectors import current_team
+from agents.views import require_web
 
 from . import services
 from .forms import EndpointForm
@@ -24,8 +26,11 @@ def _team_or_404(request):
 @login_required
 def webhooks(request):
     team = _team_or_404(request)
+    actor = access.actor_for_user(team, request.user)
     new_endpoint = None
     form = EndpointForm(request.POST if request.method == "POST" else None)
+    if form.is_bound:
+        require_web(actor, "webhooks")
     if form.is_bound and form.is_valid():
         try:
             new_endpoint = services.endpoint_create(
@@ -33,6 +38,7 @@ def webhooks(request):
                 url=form.cleaned_data["url"],
                 events=form.cleaned_data["events"],
                 include_text=form.cleaned_data["include_text"],
+                actor=actor,
             )
             form = EndpointForm()
         except AppError as exc:
@@ -41,30 +47,41 @@ def webhooks(request):
     return render(
         request,
         "webhooks/webhooks.html",
-        {"team": team, "endpoints": endpoints, "events": EVENTS, "new_endpoint": new_endpoint, "form": form},
+        {
+            "team": team,
+            "endpoints": endpoints,
+            "events": EVENTS,
+            "new_endpoint": new_endpoint,
+            "form": form,
+            "may_manage": roles.allows(actor.role, "webhooks"),
+        },
         status=400 if form.errors else 200,
     )
 
 
-def _endpoint(request, public_id) -> Endpoint:
-    endpoint = Endpoint.objects.filter(team=_team_or_404(request), public_id=public_id).first()
+def _endpoint(request, public_id) -> tuple[Endpoint, access.Actor]:
+    """The team's endpoint (another team's is not found) and who asks, an owner or admin (else 403)."""
+    team = _team_or_404(request)
+    endpoint = Endpoint.objects.filter(team=team, public_id=public_id).first()
     if endpoint is None:
         raise Http404("No such endpoint.")
-    return endpoint
+    actor = access.actor_for_user(team, request.user)
+    require_web(actor, "webhooks")
+    return endpoint, actor
 
 
 @login_required
 @require_POST
 def webhook_toggle(request, public_id):
-    endpoint = _endpoint(request, public_id)
-    services.endpoint_update(endpoint=endpoint, changes={"active": not endpoint.active})
+    endpoint, actor = _endpoint(request, public_id)
+    services.endpoint_update(endpoint=endpoint, changes={"active": not endpoint.active}, actor=actor)
     return redirect("webhooks:webhooks")
 
 
 @login_required
 @require_POST
 def webhook_delete(request, public_id):
-    endpoint = _endpoint(request, public_id)
-    services.endpoint_delete(endpoint=endpoint)
+    endpoint, actor = _endpoint(request, public_id)
+    services.endpoint_delete(endpoint=endpoint, actor=actor)
     messages.info(request, "Endpoint removed. Nothing more is sent to it.")
     return redirect("webhooks:webhooks")

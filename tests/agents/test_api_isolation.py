@@ -1,10 +1,24 @@
 """Tenant isolation over every API endpoint: team B's key against team A's agent, end user and
 conversation answers 404 exactly as a missing one does, and changes nothing."""
 
+import json
+
 import pytest
+from django.contrib.auth import get_user_model
 
 from agents import services as agent_services
-from agents.models import ActionRun, Agent, AgentDraft, AgentVersion, Conversation, EndUser, Message, UsageDay
+from agents.models import (
+    ActionRun,
+    Agent,
+    AgentDraft,
+    AgentVersion,
+    AuditEvent,
+    Conversation,
+    EndUser,
+    Membership,
+    Message,
+    UsageDay,
+)
 from consent.models import Consent
 from consent.services import consent_set
 from memory.models import Memory, MemoryRun
@@ -12,7 +26,9 @@ from memory.services import memory_set
 from webhooks.models import Delivery, Endpoint
 from webhooks.services import endpoint_create
 
-from ..api_helpers import api_in_process
+from ..api_helpers import InProcessApi, api_in_process
+
+User = get_user_model()
 
 pytestmark = pytest.mark.django_db
 
@@ -65,9 +81,22 @@ TEAM_WIDE = [
     ("DELETE", "/end-users/{end_user_id}", None),
     ("GET", "/webhooks", None),
     ("POST", "/webhooks", {"url": "https://example.com/hook", "events": ["memory.updated"]}),
+    ("GET", "/audit-log", None),
+]
+
+# Operations only an owner's or admin's key may call (agents.roles): a member's key is refused
+# (403 admin_only) before anything is looked up, and nothing changes.
+ADMIN_ONLY = [
+    ("DELETE", "/agents/{agent_id}", None),
+    ("DELETE", "/end-users/{end_user_id}", None),
+    ("POST", "/webhooks", {"url": "https://example.com/hook", "events": ["memory.updated"]}),
+    ("PATCH", "/webhooks/{webhook_id}", {"active": True}),
+    ("DELETE", "/webhooks/{webhook_id}", None),
+    ("GET", "/audit-log", None),
 ]
 
 MODELS = [
+    AuditEvent,
     Agent,
     AgentVersion,
     AgentDraft,
@@ -189,3 +218,54 @@ def test_team_wide_operations_never_show_or_touch_another_teams_rows(team_a_worl
     made = team_b_api.post("/webhooks", {"url": "https://example.com/hook", "events": ["memory.updated"]})
     assert made.status == 201 and Endpoint.objects.get(public_id=made.body["id"]).team.slug == "globex"
     assert [w["id"] for w in team_b_api.get("/webhooks").body["webhooks"]] == [made.body["id"]]
+
+
+# --- Roles: the same team, a member's key ---------------------------------------------------
+
+
+def _key_of(team, role: str):
+    """An in-process client with a key made by a person of `role` in the team (a member's key was made
+    before roles existed, or while they were an admin)."""
+    user = User.objects.create_user(username=f"{role}@acme.test", email=f"{role}@acme.test", password="x" * 12)
+    Membership.objects.create(team=team, user=user, role=role)
+    _, raw = agent_services.api_key_create(team=team, name=f"{role}'s key", created_by=user)
+    return InProcessApi(raw)
+
+
+def test_the_admin_only_list_is_every_operation_documented_as_admin_only(client):
+    schema = client.get("/api/schema/?format=json").json()
+    documented = {
+        (method.upper(), path.removeprefix("/api/v1"))
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        if method in {"get", "put", "post", "patch", "delete"}
+        and "admin_only" in json.dumps(operation.get("responses", {}).get("403", {}))
+    }
+    assert documented == {(method, route) for method, route, _ in ADMIN_ONLY}
+
+
+@pytest.mark.parametrize("method, route, body", ADMIN_ONLY, ids=[f"{m} {r}" for m, r, _ in ADMIN_ONLY])
+def test_a_members_key_is_refused_every_admin_only_operation_and_nothing_changes(team_a_world, method, route, body):
+    agent, conversation, webhook = team_a_world["agent"], team_a_world["conversation"], team_a_world["webhook"]
+    member = _key_of(agent.team, "member")
+    path = fill(route, agent_id=agent.public_id, conversation_id=conversation.public_id, webhook_id=webhook.public_id)
+    before = snapshot()
+    refused = member.call(method, path, body)
+    assert (refused.status, refused.code) == (403, "admin_only"), refused.body
+    assert "owner or admin" in refused.body["error"]["message"]
+    assert snapshot() == before
+    # The same call with an admin's key is not refused for its role.
+    allowed = _key_of(agent.team, "admin").call(method, path, body)
+    assert allowed.status < 400, allowed.body
+
+
+def test_a_members_key_still_reads_and_edits_memories_and_builds_agents(team_a_world):
+    agent = team_a_world["agent"]
+    member = _key_of(agent.team, "member")
+    base = f"/agents/{agent.public_id}"
+    assert member.get(f"{base}/end-users/u_ananya/memory").status == 200
+    assert member.put(f"{base}/end-users/u_ananya/memory", {"text": "Prefers email."}).status == 200
+    assert member.patch(base, {"instructions": "Be brief."}).status == 200
+    assert member.post("/agents", {"name": "Sales"}).status == 201
+    assert member.get("/webhooks").status == 200
+    assert member.delete(f"{base}/end-users/u_ananya").status == 200  # one person on one agent

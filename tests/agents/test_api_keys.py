@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from agents import services
-from agents.models import ApiKey, Membership, Team
+from agents.models import ApiKey, KeyGeneration, Membership, Team
 
 
 def test_a_key_is_stored_as_its_hash_and_authenticates(team):
@@ -29,7 +29,8 @@ def test_a_revoked_key_stops_at_once(team):
 
 def test_a_cached_key_costs_no_query_and_last_use_is_written_at_most_once_a_minute(team, django_assert_num_queries):
     key, raw = services.api_key_create(team=team, name="ci")
-    with django_assert_num_queries(2):  # the lookup, and the first last_used_at (an UPDATE, no read)
+    # The key generation (no Redis here), the lookup, and the first last_used_at (an UPDATE, no read).
+    with django_assert_num_queries(3):
         services.api_key_authenticate(raw_key=raw)
     for _ in range(3):
         with django_assert_num_queries(0):
@@ -49,6 +50,38 @@ def test_a_key_revoked_by_another_process_is_refused_within_the_cache_lifetime(t
     assert services.api_key_authenticate(raw_key=raw) is not None
     clock[0] += 1.5
     assert services.api_key_authenticate(raw_key=raw) is None
+
+
+def test_a_revocation_in_another_process_holds_here_within_the_generation_check(team, monkeypatch, settings):
+    """Without Redis, another process's revocation moves the key generation in the database; this
+    process reads it at most every API_KEY_GENERATION_CHECK_SECONDS and then drops its cached keys."""
+    settings.API_KEY_CACHE_SECONDS = 60
+    settings.API_KEY_GENERATION_CHECK_SECONDS = 0.5
+    clock = [1000.0]
+    monkeypatch.setattr(services.time, "monotonic", lambda: clock[0])
+    key, raw = services.api_key_create(team=team, name="ci")
+    assert services.api_key_authenticate(raw_key=raw) is not None
+    # "Another process": the revocation's rows and its generation bump, without this process's cache.
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())
+    KeyGeneration.objects.update_or_create(pk=1, defaults={"number": services.key_generation_read() + 1})
+    clock[0] += 0.4
+    assert services.api_key_authenticate(raw_key=raw) is not None  # not checked again yet
+    clock[0] += 0.2
+    assert services.api_key_authenticate(raw_key=raw) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_revoking_deleting_the_team_and_changing_the_makers_role_move_the_generation(team, user):
+    key, _ = services.api_key_create(team=team, name="ci", created_by=user)
+    seen = [services.key_generation_read()]
+    services.api_key_revoke(key=key)
+    seen.append(services.key_generation_read())
+    Membership.objects.filter(team=team, user=user).update(role="admin")  # behind the services: no signal
+    Membership.objects.get(team=team, user=user).save()  # a save is seen (the admin site's path)
+    seen.append(services.key_generation_read())
+    team.delete()
+    seen.append(services.key_generation_read())
+    assert seen == sorted(seen) and len(set(seen)) == 4, seen
 
 
 def test_last_use_is_recorded_again_after_a_minute(team, monkeypatch):

@@ -36,6 +36,7 @@ OPERATIONS = {
     ("delete", "/api/v1/end-users/{end_user_id}"): "team_end_user_erase",
     ("get", "/api/v1/conversations/{conversation_id}"): "conversation_get",
     ("get", "/api/v1/webhooks"): "webhooks_list",
+    ("get", "/api/v1/audit-log"): "audit_log_list",
     ("post", "/api/v1/agents/{agent_id}/try"): "agent_try",
     ("get", "/api/v1/agents/{agent_id}/try/{job_id}"): "agent_try_get",
     ("post", "/api/v1/agents/{agent_id}/try/{job_id}/cancel"): "agent_try_cancel",

@@ -99,17 +99,26 @@ def test_the_owner_removes_a_member_but_never_the_last_owner(member_client, team
     assert Membership.objects.filter(pk=owner.pk).exists()
 
 
-def test_a_member_who_is_not_owner_cannot_invite_or_remove(team, user, mailoutbox):
+def test_a_member_cannot_invite_or_remove(team, user, mailoutbox):
     bob = User.objects.create_user(username="bob@acme.test", email="bob@acme.test", password="x" * 12)
     Membership.objects.create(team=team, user=bob)
     client = Client()
     client.force_login(bob)
     page = client.get(reverse("agents:team")).content.decode()
-    assert "Only a team owner can invite or remove members." in page and 'data-testid="invite"' not in page
-    assert client.post(reverse("agents:team"), {"email": "x@example.com"}).status_code == 400
+    assert "Only a team owner or admin can invite or remove members" in page and 'data-testid="invite"' not in page
+    refused = client.post(reverse("agents:team"), {"email": "x@example.com"})
+    assert refused.status_code == 403 and "Only a team owner or admin can invite" in refused.content.decode()
     owner = Membership.objects.get(team=team, user=user)
-    client.post(reverse("agents:member_remove", args=[owner.pk]))
+    assert client.post(reverse("agents:member_remove", args=[owner.pk])).status_code == 403
     assert Membership.objects.filter(pk=owner.pk).exists() and mailoutbox == []
+
+
+def test_an_invitation_address_over_254_characters_is_refused_in_plain_words(member_client, mailoutbox):
+    long_address = "a" * 250 + "@example.com"
+    response = invite(member_client, long_address)
+    assert response.status_code == 400
+    assert "at most 254 characters" in response.content.decode()
+    assert not Invitation.objects.exists() and mailoutbox == []
 
 
 def test_team_urls_are_scoped_to_the_users_team(member_client, mailoutbox):

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from agents import access
 from agents import services as agent_services
 from agents import team as team_services
 from agents.embed_services import conversation_memory_switch_off
@@ -66,7 +67,7 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
     team_services.invitation_create(
         team=agent.team,
         email="priya@example.com",
-        invited_by=user,
+        actor=access.actor_for_user(agent.team, user),
         link_for=lambda token: links.append(url("agents:invitation", token)) or links[-1],
     )
     invitation_link = links[0]
@@ -97,6 +98,7 @@ def test_every_page_and_state_passes_axe_fits_a_phone_and_is_photographed(browse
                 ("versions", url("agents:versions", pid)),
                 ("api-keys", url("agents:api_keys")),
                 ("team", url("agents:team")),
+                ("audit-log", url("agents:audit_log")),
                 ("webhooks", live_server.url + reverse("webhooks:webhooks")),
                 ("apply-status", url("memory:apply_status", pid, job.pk)),
                 ("password-change", live_server.url + reverse("password_change")),
