@@ -11,6 +11,7 @@ import json
 import logging
 import secrets
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
