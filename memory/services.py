@@ -280,29 +280,38 @@ def _chunks(items: list, size: int):
 
 
 def _expired(agent: Agent, now: datetime):
-    """The agent's memories whose time is up, as a queryset of ids. Memory off for over 30 days
-    (R4): every memory still holding lines or chats not yet read. Otherwise
-    keepForDays, counted from the end user's last chat, or from the memory's last change when
-    they never chatted: those holding lines, or chats not yet read."""
+    """The agent's memories whose time is up, as a queryset, whatever their history: those holding
+    lines, or chats not yet read, whose
+
+    - keepForDays has passed, counted from the end user's last chat, or from the memory's last
+      change when they never chatted (R4's "how long to keep it");
+    - or, where memory is not in use (off in the published version, or a plan without memory):
+      30 days have passed since it was turned off (R4), or, when it never was on or the plan
+      took memory away (no switch to count from), since the memory's last change."""
     memories = Memory.objects.filter(agent=agent)
     holds_something = (
         ~Q(text="")
         | Q(read_up_to__isnull=True, end_user__last_chat_at__isnull=False)
         | Q(read_up_to__lt=F("end_user__last_chat_at"))
     )
-    if agent.memory_off_since and agent.memory_off_since < now - timedelta(days=MEMORY_OFF_GRACE_DAYS):
-        return memories.filter(holds_something)
     config = AgentVersion.objects.published(agent).config
     cutoff = now - timedelta(days=config["memorySettings"]["keepForDays"])
-    last_seen = Q(end_user__last_chat_at__lt=cutoff) | Q(end_user__last_chat_at__isnull=True, updated_at__lt=cutoff)
-    return memories.filter(holds_something).filter(last_seen)
+    time_is_up = Q(end_user__last_chat_at__lt=cutoff) | Q(end_user__last_chat_at__isnull=True, updated_at__lt=cutoff)
+    if not (config["memorySettings"]["on"] and agent.team.has_memory):
+        off_cutoff = now - timedelta(days=MEMORY_OFF_GRACE_DAYS)
+        if agent.memory_off_since is not None:
+            if agent.memory_off_since < off_cutoff:
+                return memories.filter(holds_something)
+        else:
+            time_is_up |= Q(updated_at__lt=off_cutoff)
+    return memories.filter(holds_something).filter(time_is_up)
 
 
 def memory_expire(*, memory_id: int, now: datetime) -> bool:
     """Empty one memory whose time is up and start a new horizon at `now`: what it had read, and a
     stop, survive (the row stays), so no chat from before the expiry can ever bring a line back.
     Checked again under the row lock (they may have chatted since). Returns whether it expired."""
-    memory = Memory.objects.select_related("end_user", "agent").filter(pk=memory_id).first()
+    memory = Memory.objects.select_related("end_user", "agent__team").filter(pk=memory_id).first()
     if memory is None:
         return False
     with memory_locked(memory.end_user, now) as locked:
@@ -315,12 +324,13 @@ def memory_expire(*, memory_id: int, now: datetime) -> bool:
 def memory_retention_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Retention, once (the daily schedule and `manage.py memory_retention`): every memory whose
     keepForDays has passed (from the last chat, or from its last change when there was no chat),
-    and every memory of an agent whose memory has been off for over 30 days (R4), is emptied with
-    a new horizon (`memory_expire`). The rows stay, empty: a stop and what was read survive; the
+    every memory of an agent whose memory has been off for over 30 days (R4), and every memory
+    untouched for 30 days on an agent whose memory never was on or whose plan has no memory, is
+    emptied with a new horizon (`memory_expire`, rules in `_expired`). The rows stay, empty: a stop and what was read survive; the
     words do not. Returns counts."""
     now = now or timezone.now()
     expired = 0
-    for agent in Agent.objects.filter(memories__isnull=False).distinct().order_by("pk"):
+    for agent in Agent.objects.filter(memories__isnull=False).distinct().select_related("team").order_by("pk"):
         for memory_id in list(_expired(agent, now).values_list("pk", flat=True)):
             expired += memory_expire(memory_id=memory_id, now=now)
     return {"expired": expired}
