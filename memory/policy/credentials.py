@@ -335,6 +335,66 @@ _GAP_STOP = frozenset(
 )
 
 
+# ---------------------------------------------------------------------------------------------
+# Seed phrases (BIP-39 word lists, from the mnemonic package) and TOTP setup keys
+# ---------------------------------------------------------------------------------------------
+
+_SEED_ALONE = 12  # words of one BIP-39 list in a row: a seed phrase whatever is said around it
+_SEED_NEAR_CUE = 6  # in a row beside a seed word ("wallet", "recovery phrase", ...)
+_SEED_CUES = re.compile(cue_pattern(_V["seed_cues"]))
+_TOTP_CUES = re.compile(cue_pattern(_V["totp_cues"]))
+_BASE32_KEY = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \-]?){3,15}[A-Za-z2-7]{4,}=*(?![A-Za-z0-9])")
+_OTPAUTH = re.compile(r"otpauth://", re.I)
+_SEED_EDGE = ".,;:!?()[]\"'\u3001\u3002"
+
+
+@lru_cache(maxsize=1)
+def _bip39_lists() -> tuple[frozenset[str], ...]:
+    from mnemonic import Mnemonic
+
+    from memory.text import fold_word
+
+    return tuple(
+        frozenset(fold_word(word) for word in Mnemonic(language).wordlist) for language in Mnemonic.list_languages()
+    )
+
+
+def seed_phrase_in(v: View) -> bool:
+    """A run of words all from one BIP-39 list: twelve in a row, or six beside a seed word. Numbering
+    ("1. abandon 2. ability") is skipped."""
+    tokens = [t.strip(_SEED_EDGE) for t in v.folded.split()]
+    tokens = [t for t in tokens if t and not t.rstrip(".)").isdigit()]
+    if len(tokens) < _SEED_NEAR_CUE:
+        return False
+    cue = None
+    for words in _bip39_lists():
+        run = best = 0
+        for token in tokens:
+            run = run + 1 if token in words else 0
+            best = max(best, run)
+        if best >= _SEED_ALONE:
+            return True
+        if best >= _SEED_NEAR_CUE:
+            if cue is None:
+                cue = bool(_SEED_CUES.search(v.folded)) or bool(_SECRET_WORD.search(v.folded))
+            if cue:
+                return True
+    return False
+
+
+def totp_key_in(v: View) -> bool:
+    """An ``otpauth://`` URL, or a base32 key (16+ characters of A-Z and 2-7, grouped or not, with a digit)
+    beside a TOTP word ("setup key", "authenticator", "2FA")."""
+    if _OTPAUTH.search(v.surface):
+        return True
+    for match in _BASE32_KEY.finditer(v.surface):
+        key = re.sub(r"[ \-=]", "", match.group(0))
+        if len(key) >= 16 and any(c.isdigit() for c in key) and any(c.isalpha() for c in key):
+            if _TOTP_CUES.search(v.folded) or _SECRET_WORD.search(v.folded):
+                return True
+    return False
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
@@ -345,6 +405,8 @@ def password_in(v: View) -> bool:
         or _GET_IN.search(folded)
         or _obfuscated_secret_word(v.surface)
         or _login_pair(folded)
+        or totp_key_in(v)
+        or seed_phrase_in(v)
         or _URL_CREDENTIALS.search(v.surface)
     )
 

@@ -19,7 +19,7 @@ from stdnum import luhn, verhoeff
 from stdnum.in_ import vid as stdnum_vid
 
 from memory.text import WORD_END, WORD_START, View
-from memory.vocabulary import vocabulary, word_alternation
+from memory.vocabulary import cue_pattern, vocabulary, word_alternation
 
 _SEP = r"(?:\s*[.\-/_]\s*|\s)?"
 # No letter or digit just before or after, nor a digit one separator away: "1000 0000 0000" inside
@@ -40,7 +40,19 @@ def _dea_valid(value: str) -> bool:
     return (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10 == d[6]
 
 
+def _icao9303_valid(value: str) -> bool:
+    """ICAO 9303's check digit (weights 7, 3, 1; digits as themselves, A-Z as 10-35) on a document number
+    whose last character is its check digit: German passports and identity cards."""
+    value = value.upper()
+    body, check = value[:-1], value[-1]
+    if not check.isdigit() or not body.isalnum():
+        return False
+    total = sum((int(c) if c.isdigit() else ord(c) - 55) * (7, 3, 1)[i % 3] for i, c in enumerate(body))
+    return total % 10 == int(check)
+
+
 _CHECKS = {
+    "icao9303": _icao9303_valid,
     "luhn": luhn.is_valid,
     "verhoeff": verhoeff.is_valid,
     "npi": _npi_valid,
@@ -410,6 +422,127 @@ def id_in(v: View) -> tuple[str, str] | None:
     return None
 
 
+# ---------------------------------------------------------------------------------------------
+# Every checksummed format python-stdnum validates (stdnum.toml, made by make_stdnum.py)
+# ---------------------------------------------------------------------------------------------
+
+# A format that a random value of its shape passes at most this often is refused on its checksum alone;
+# the others need a context word: an id word of any language, or the format's own name.
+_ALONE_COLLIDE = 0.001
+_ID_CANDIDATE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{2,6}(?:\s?[.\-/]\s?|\s)(?=[A-Za-z0-9]*\d))?[A-Za-z0-9]*\d[A-Za-z0-9]*"
+    r"(?:(?:\s?[.\-/]\s?|\s)[A-Za-z0-9]*\d[A-Za-z0-9]*){0,5}(?![A-Za-z0-9])"
+)
+_TITLE_STOP = frozenset(
+    "number numbers code the of and for no nr id personal national company business register registration "
+    "identification identity tax vat a an in de del la le des du di da do".split()
+)
+
+
+@dataclass(frozen=True)
+class _Format:
+    module: str
+    bank: bool
+    alone: bool
+    words: frozenset[str]
+
+
+def _title_words(title: str) -> set[str]:
+    words = set()
+    for token in re.findall(r"[^\W\d_][\w.'\-]*", title):
+        folded = fold(token).strip(".")
+        if len(folded) >= 3 and folded not in _TITLE_STOP:
+            words.add(folded)
+    return words
+
+
+def _load_formats() -> dict[tuple[int, bool], tuple[_Format, ...]]:
+    import tomllib
+
+    from memory.vocabulary import HERE
+
+    with open(HERE / "stdnum.toml", "rb") as handle:
+        entries = tomllib.load(handle)["format"]
+    by_shape: dict[tuple[int, bool], list[_Format]] = {}
+    for entry in entries:
+        found = _Format(
+            module=entry["module"],
+            bank=bool(entry.get("bank")),
+            alone=entry["collide"] <= _ALONE_COLLIDE,
+            words=frozenset(_title_words(entry["title"])),
+        )
+        for length in entry["lengths"]:
+            by_shape.setdefault((length, entry["digits"]), []).append(found)
+    # A format whose examples hold a letter (a check letter: "131052-308T") takes all-digit values too, and
+    # one whose examples are all digits may end in a letter ("76086420-K").
+    merged = {}
+    for (length, _digits), formats in by_shape.items():
+        merged.setdefault((length, True), []).extend(formats)
+        merged.setdefault((length, False), []).extend(formats)
+    # formats refused alone first: they answer without a context word
+    return {key: tuple(sorted(dict.fromkeys(value), key=lambda f: not f.alone)) for key, value in merged.items()}
+
+
+_FORMATS = _load_formats()
+_ALONE_SHAPES = frozenset(key for key, formats in _FORMATS.items() if any(f.alone for f in formats))
+_ID_WORDS = re.compile(cue_pattern(vocabulary().personal["id_words"]))
+_NOT_AN_ID_BEFORE = re.compile(
+    rf"{WORD_START}(?:{word_alternation(vocabulary().personal['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])}){WORD_END}\W*$"
+)
+_SEPARATOR_RUN = re.compile(r"[\s.\-/]+")
+
+
+def _stdnum_check(module: str, value: str) -> bool:
+    try:
+        return bool(importlib.import_module(f"stdnum.{module}").is_valid(value))
+    except Exception:  # a checker that cannot read the value: not this format
+        return False
+
+
+def stdnum_id_in(v: View) -> str | None:
+    """Find the value, then the reason: ``"government_id"`` or ``"bank_account"`` for a value anywhere in the
+    line that passes the check of a python-stdnum format (``stdnum.toml``): on its own for formats a random
+    value rarely passes, beside an id word (any language) or the format's own name for the rest; never
+    right after an order, tracking or phone word."""
+    text = v.surface
+    words = None
+    id_word = None
+    for match in _ID_CANDIDATE.finditer(text):
+        groups = _SEPARATOR_RUN.split(match.group(0))
+        if sum(len(g) for g in groups) < 7:
+            continue
+        before = fold(text[max(0, match.start() - 30) : match.start()])
+        if _NOT_AN_ID_BEFORE.search(before) or before.rstrip().endswith("+") or _PHONE_WORDS.search(before):
+            continue
+        offsets = [m.start() for m in re.finditer(r"[A-Za-z0-9]+", match.group(0))]
+        for i in range(len(groups)):
+            for j in range(i + 1, min(len(groups), i + 5) + 1):
+                compact = "".join(groups[i:j]).upper()
+                shape = (len(compact), compact.isdigit())
+                formats = _FORMATS.get(shape)
+                if not formats:
+                    continue
+                if id_word is None:
+                    id_word = bool(_ID_WORDS.search(v.folded))
+                if not id_word and shape not in _ALONE_SHAPES:
+                    if words is None:
+                        words = set(re.findall(r"[^\W\d_][\w.'\-]*", v.folded)) | set(
+                            w.strip(".") for w in re.findall(r"[^\W\d_][\w.'\-]*", v.folded)
+                        )
+                    if not any(f.words & words for f in formats):
+                        continue
+                value = match.group(0)[offsets[i] : offsets[j - 1] + len(groups[j - 1])]
+                for found in formats:
+                    if not found.alone and not id_word:
+                        if words is None:
+                            words = set(w.strip(".") for w in re.findall(r"[^\W\d_][\w.'\-]*", v.folded))
+                        if not (found.words & words):
+                            continue
+                    if _stdnum_check(found.module, value):
+                        return "bank_account" if found.bank else "government_id"
+    return None
+
+
 def identifier_refusal(v: View) -> str | None:
     """The refusal code for a number-shaped secret, or ``None``: ``card_number``, ``bank_account``,
     ``government_id`` or ``personal_identifier``."""
@@ -424,6 +557,9 @@ def identifier_refusal(v: View) -> str | None:
         return "government_id"
     if found:
         return found[0]
+    stdnum_found = stdnum_id_in(v)
+    if stdnum_found:
+        return stdnum_found
     if personal_identifier_in(v):
         return "personal_identifier"
     return None
