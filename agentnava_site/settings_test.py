@@ -27,4 +27,7 @@ STATIC_ROOT.mkdir(exist_ok=True)  # noqa: F405  (whitenoise warns about a missin
 # autouse fixture in tests/conftest.py empties them before every test, which on a shared Redis
 # would empty another pytest worker's counts mid-test. Tests about Redis start their own processes
 # with REDIS_URL set (tests/cluster.py, tests/ops).
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# A server a test starts in its own processes to share Redis (gunicorn's workers in tests/gunicorn.py)
+# keeps the real settings' Redis cache: TEST_SHARED_CACHE=1 with REDIS_URL set.
+if not (os.environ.get("TEST_SHARED_CACHE") == "1" and REDIS_URL):  # noqa: F405
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -4,6 +4,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, throttling
 from rest_framework.settings import api_settings
 
+from . import rate_counter
 from .access import actor_for_key
 from .services import api_key_authenticate
 
@@ -46,7 +47,12 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
     """At most the `api_key` rate (REST_FRAMEWORK DEFAULT_THROTTLE_RATES, from API_RATE_PER_KEY)
     per API key; past it, 429 `rate_limited` with Retry-After. Requests without a key are not
-    counted here: they never get past authentication."""
+    counted here: they never get past authentication.
+
+    The count is one atomic counter a key and window (`agents.rate_counter.hit`): in Redis when the
+    default cache is Redis (exact across every thread and process), else per process under a lock
+    (exact across its threads; each process then counts on its own). A window starts at the key's
+    first request in it, so a burst is never split across two."""
 
     scope = "api_key"
 
@@ -58,6 +64,20 @@ class ApiKeyRateThrottle(throttling.SimpleRateThrottle):
         if not isinstance(request.user, ApiKeyPrincipal):
             return None
         return self.cache_format % {"scope": self.scope, "ident": request.user.key.pk}
+
+    def allow_request(self, request, view):
+        self.rate = self.get_rate()
+        if self.rate is None:
+            return True
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        key = self.get_cache_key(request, view)
+        if key is None:
+            return True
+        count, self.retry_after = rate_counter.hit(key, window_seconds=self.duration)
+        return count <= self.num_requests
+
+    def wait(self):
+        return self.retry_after
 
 
 class ApiKeyScheme(OpenApiAuthenticationExtension):

@@ -93,6 +93,20 @@ def error_body(code: str, message: str, field: str | None = None) -> dict:
     return {"error": body}
 
 
+def _key_team_gone(context) -> bool:
+    """Whether the request came with a key whose team was deleted while the request ran (its rows
+    went from under it): the answer is then the key's 401, not a server error."""
+    from .models import Team
+
+    team = getattr(getattr(context.get("request"), "user", None), "team", None)
+    if team is None:
+        return False
+    try:
+        return not Team.objects.filter(pk=team.pk).exists()
+    except Exception:  # noqa: BLE001 - the database itself failed: that stays the server error it is
+        return False
+
+
 def exception_handler(exc, context):
     if isinstance(exc, AppError):
         return Response(error_body(exc.code, exc.message, exc.field), status=exc.status)
@@ -100,6 +114,8 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound()
     response = drf_exception_handler(exc, context)
     if response is None:
+        if _key_team_gone(context):
+            return Response(error_body("invalid_api_key", ERROR_CODES["invalid_api_key"][1]), status=401)
         return None
     if isinstance(exc, exceptions.ValidationError):
         field, message = _first_field_error(exc.detail)

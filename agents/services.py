@@ -130,9 +130,10 @@ LAST_USED_EVERY = timedelta(seconds=60)
 
 def _shared_cache():
     """The default cache when it is Redis (shared by every process), else None."""
-    from django.core.cache import cache
+    from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
 
+    cache = caches["default"]  # the backend itself (`django.core.cache.cache` is a proxy to it)
     return cache if isinstance(cache, RedisCache) else None
 
 
