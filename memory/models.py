@@ -24,8 +24,8 @@ class Memory(models.Model):
     # {at, added, replaced, removed}: counts, none of their words.
     last_run = models.JSONField(null=True, blank=True)
     stopped_at = models.DateTimeField(null=True, blank=True)
-    # Where this memory's current life began: the last stop, resume, delete, expiry or forget. Try
-    # replays chats only after it. Survives retention (which empties the text, never the row).
+    # Where this memory's current life began: the last stop, resume, delete, expiry or forget.
+    # Survives retention (which empties the text, never the row). (Try reads from read_up_to.)
     horizon_at = models.DateTimeField(null=True, blank=True)
     # A "forget" not yet read past: {"before": iso, "subjects": [...], "lines": [...]}. The writer
     # reads the chats before `before` with these excluded, then clears it (never kept longer).

@@ -1,13 +1,14 @@
 """Try on past conversations (R18): what the draft settings would make of the newest few end
 users' memories. It saves nothing: no memory, no `read_up_to`, no run row, no usage, no task.
 
-For each person it starts from today's memory, reviews it against the draft instructions (what
-they would no longer keep), then runs the writer with the draft over their chats since their
-memory began, part by part as a quiet-window run would. "Since their memory began" means after
-the last time it was deleted, stopped or resumed: those moves set `read_up_to` to that moment,
-so the chain of quiet runs that led to today's `read_up_to` starts there. Older chats are never
-read, so a deleted memory cannot come back even in a preview. Only conversations that used
-memory are read (the writer's own selector), so a chat held with memory off never feeds it.
+Try is the writer with the draft instructions, nothing else: for each person it reviews today's
+memory against the draft (what Apply would take out once the draft is published), then reads what
+the next quiet-window runs would read (`writer.unread_parts`: from `read_up_to`, a pending forget
+with its exclusion, never into a chat still active unless asked) through the same proposal and
+guards (`writer.propose_read`, each chat under the stricter of its own version and the draft). So
+nothing a run has read is read again: a line the team corrected or deleted, or a deleted memory,
+never comes back in a preview, exactly as it never comes back after a real run. Only
+conversations that used memory are read (the writer's own selector).
 
 The engine calls for different people run in parallel threads; those threads never touch the
 database (everything they need is read first).
@@ -19,19 +20,17 @@ from datetime import datetime
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from agents.engines import EngineError, get_engine
 from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Message
 
-from .models import Memory, MemoryRun
-from .selectors import memories_of, read_cutoff, writer_input
-from .writer import version_configs
+from .models import Memory
+from .selectors import memories_of
+from .writer import unread_parts, version_configs
 
 DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
 MAX_PARTS = 5  # at most this many writer parts (of up to 200 messages each) per person
-MAX_CHAIN = 2000  # quiet runs walked back to find where a memory began
 
 
 @dataclass
@@ -52,7 +51,7 @@ class TrialPerson:
     removed: int = 0
     messages_read: int = 0
     actions_read: int = 0
-    began_at: datetime | None = None
+    began_at: datetime | None = None  # where the read began: their memory's read_up_to (None: their first chat)
     more_unread: bool = False
     open_chats: int = 0  # chats still inside their quiet window, left unread (0 when included)
     error: str = ""
@@ -86,48 +85,6 @@ def parse_people(raw) -> int:
     return value
 
 
-def memory_began_at(memory: Memory | None) -> datetime | None:
-    """Where the memory's current life began: None when it has read their chats from the start.
-
-    The latest of its horizon (`horizon_at`: stop, resume, delete, expiry, a forget read past), a
-    pending forget, and, for rows older than the horizon, the walk below.
-
-    Walks the succeeded quiet runs back from `read_up_to`: each run read from the previous one's
-    end. Where no run ends at the point reached, the memory was reset there (deleted, stopped or
-    resumed) and that is where it began. A gap in the chain only makes this later, never earlier."""
-    if memory is None:
-        return None
-    # The horizon survives retention and marks each stop, resume, delete, expiry and forget.
-    marks = [memory.horizon_at] if memory.horizon_at else []
-    if memory.forget_pending:  # chats before a forget not yet read past are never replayed
-        marks.append(parse_datetime(memory.forget_pending["before"]))
-    walked = _walk_back(memory)
-    if walked is not None:
-        marks.append(walked)
-    return max(marks) if marks else None
-
-
-def _walk_back(memory: Memory) -> datetime | None:
-    if memory.read_up_to is None:
-        return None
-    spans = dict(
-        MemoryRun.objects.filter(
-            memory=memory, kind=MemoryRun.Kind.QUIET, status=MemoryRun.Status.SUCCEEDED, read_to__isnull=False
-        )
-        .order_by("-read_to")
-        .values_list("read_to", "read_from")[:MAX_CHAIN]
-    )
-    point = memory.read_up_to
-    for _ in range(MAX_CHAIN):
-        if point not in spans:
-            return point
-        previous = spans[point]
-        if previous is None:
-            return None
-        point = previous
-    return point
-
-
 def trial_candidates(agent: Agent, limit: int) -> list[EndUser]:
     """The newest end users (by their last chat) with a chat that used memory, not stopped."""
     used_memory = Conversation.objects.filter(end_user=OuterRef("pk"), uses_memory=True)
@@ -141,8 +98,9 @@ def trial_candidates(agent: Agent, limit: int) -> list[EndUser]:
 
 
 def open_chats(end_user: EndUser, began: datetime | None, now: datetime) -> int:
-    """How many of their chats are still inside the quiet window with something said since their
-    memory began: a run would not read those yet (R11), so Try leaves them out unless asked."""
+    """How many of their chats are still inside the quiet window with something said after
+    `began` (what their memory has read): a run would not read those yet (R11), so Try leaves them
+    out unless asked."""
     from .due import active_conversations
 
     active = active_conversations(end_user.pk, now)
@@ -152,25 +110,6 @@ def open_chats(end_user: EndUser, began: datetime | None, now: datetime) -> int:
     if began is not None:
         said = said.filter(created_at__gt=began)
     return len(set(said.values_list("conversation_id", flat=True)))
-
-
-def _inputs(
-    end_user: EndUser, began: datetime | None, now: datetime, include_open: bool = False
-) -> tuple[list[dict], bool]:
-    cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=began, now=now)
-    parts, read_from = [], began
-    for _ in range(MAX_PARTS):
-        inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
-        if not inp["messages"] and not inp["actions"]:
-            return parts, False
-        parts.append(inp)
-        read_from = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
-        if inp["read_to"] >= cutoff:
-            return parts, False
-    more = Message.objects.filter(
-        conversation__end_user=end_user, conversation__uses_memory=True, created_at__gt=read_from, created_at__lt=cutoff
-    ).exists()
-    return parts, more
 
 
 class _Tracker:
@@ -214,7 +153,7 @@ class _Tracker:
 
 
 def _run_person(
-    person: TrialPerson, parts: list[dict], versions: dict, config: dict, now: datetime, engine
+    person: TrialPerson, parts: list[tuple[dict, dict | None]], versions: dict, config: dict, now: datetime, engine
 ) -> TrialPerson:
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
@@ -231,9 +170,11 @@ def _run_person(
         )
         tracker.apply(outcome.changes)
         lines = outcome.lines
-        for inp in parts:
+        for inp, forget in parts:
             # Each chat under the stricter of its own version and the draft, as a run would (R2).
-            outcome, _ = propose_read(lines=lines, inp=inp, published=config, versions=versions, now=now, engine=engine)
+            outcome, _ = propose_read(
+                lines=lines, inp=inp, published=config, versions=versions, now=now, engine=engine, forget=forget
+            )
             tracker.apply(outcome.changes)
             lines = outcome.lines
     except EngineError as exc:
@@ -273,20 +214,22 @@ def trial_run(
     work = []
     for end_user in candidates:
         memory = memories.get(end_user.pk)
-        began = memory_began_at(memory)
-        skipped = 0 if include_open else open_chats(end_user, began, now)
-        parts, more = _inputs(end_user, began, now, include_open)
+        read_from = memory.read_up_to if memory else None
+        skipped = 0 if include_open else open_chats(end_user, read_from, now)
+        parts, more = unread_parts(
+            memory=memory, end_user=end_user, now=now, include_open=include_open, limit=MAX_PARTS
+        )
         person = TrialPerson(
             end_user=end_user,
             before=memory.lines if memory else [],
-            began_at=began,
-            messages_read=sum(len(p["messages"]) for p in parts),
-            actions_read=sum(len(p["actions"]) for p in parts),
+            began_at=read_from,
+            messages_read=sum(len(inp["messages"]) for inp, _ in parts),
+            actions_read=sum(len(inp["actions"]) for inp, _ in parts),
             more_unread=more,
             open_chats=skipped,
         )
         versions = {}
-        for inp in parts:
+        for inp, _ in parts:
             versions.update(version_configs(inp))
         work.append((person, parts, versions))
     if not work:

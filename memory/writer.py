@@ -349,6 +349,40 @@ def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetim
     return read_from, cutoff
 
 
+def unread_parts(
+    *, memory: Memory | None, end_user: EndUser, now: datetime, include_open: bool = False, limit: int = 5
+) -> tuple[list[tuple[dict, dict | None]], bool]:
+    """What the next quiet-window runs would read, in order, as `run_quiet_window` reads it: from
+    `read_up_to` (so nothing already read comes back, and no team correction or deleted line is
+    undone by an old chat), never into a chat still active (unless `include_open`), a pending
+    forget's part on its own with the forget, then the rest without it. Each part is (writer input,
+    the pending forget it is read with); at most `limit` parts, and whether more remain unread.
+    Reads only: Try (`memory.trial`) previews with it what a run would write."""
+    read_from = memory.read_up_to if memory else None
+    pending = memory.forget_pending if memory else None
+    cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=read_from, now=now)
+    parts: list[tuple[dict, dict | None]] = []
+    for _ in range(limit + 1):  # one more step may let a read-past forget go without a part
+        before = parse_datetime(pending["before"]) if pending else None
+        part_cutoff = min(cutoff, before + timedelta(microseconds=1)) if before else cutoff
+        inp = writer_input(end_user=end_user, read_from=read_from, read_to=part_cutoff)
+        read_past_forget = before is not None and inp["read_to"] > before
+        if not inp["messages"] and not inp["actions"]:
+            if read_past_forget:  # the forget's part is read: let it go, as a run does
+                pending = None
+                continue
+            return parts, False
+        if len(parts) == limit:
+            return parts, True
+        parts.append((inp, pending))
+        read_from = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+        if read_past_forget:
+            pending = None
+        elif inp["read_to"] >= cutoff:
+            return parts, False
+    return parts, True
+
+
 def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=None) -> MemoryRun | None:
     """Read what the person typed and which actions ran since `read_up_to`, and update their memory.
 

@@ -63,15 +63,12 @@ def test_try_shows_today_beside_the_draft_and_saves_nothing(member_client, agent
 
 
 def test_try_highlights_added_replaced_and_removed_lines(agent, user):
-    # Chats held under the defaults, read after "Do not keep office locations" was published: a
-    # narrowing applies at once; the draft below widens back only to what their own version allowed.
-    chat(agent, "u_added", OFFICE_CHAT)
-    _, last = chat(agent, "u_replaced", OFFICE_CHAT, start=T0 + timedelta(hours=1))
-    agent_services.agent_update(
-        agent=agent, changes={"memorySettings": {"instructions": "Do not keep office locations."}}
-    )
-    services.memory_sweep(now=last + timedelta(minutes=61), run_inline=True)
-    assert [line for line in Memory.objects.get(end_user__external_id="u_added").lines] == ["Prefers email over phone."]
+    # u_added: the email chat is read; a later chat about their office is not yet.
+    _, last = chat_and_remember(agent, "u_added", [OFFICE_CHAT[1]])
+    chat(agent, "u_added", [OFFICE_CHAT[0]], start=last + timedelta(hours=1))
+    assert Memory.objects.get(end_user__external_id="u_added").lines == ["Prefers email over phone."]
+    # u_replaced: the team wrote a longer office line; their chat saying the office is unread.
+    chat(agent, "u_replaced", OFFICE_CHAT, start=T0 + timedelta(hours=2))
     remembered(agent, "u_replaced", "Works from the Pune office, 3rd floor.\nPrefers email over phone.")
     config = agent_services.agent_draft_config(agent)
     config = {
@@ -86,6 +83,7 @@ def test_try_highlights_added_replaced_and_removed_lines(agent, user):
         ("added", None, "Works from the Pune office."),
     ]
     assert (added.added, added.replaced, added.removed) == (1, 0, 0)
+    assert added.messages_read == 1  # only what no run has read
     replaced = people["u_replaced"]
     assert ("replaced", "Works from the Pune office, 3rd floor.", "Works from the Pune office.") in [
         (r.status, r.old, r.new) for r in replaced.rows
@@ -128,16 +126,16 @@ def test_a_deleted_memory_does_not_come_back_in_a_try(agent, user):
     assert person.after == ["Works from the Delhi office."] and person.messages_read == 1
 
 
-def test_where_a_memory_began_follows_the_chain_of_quiet_runs(agent):
+def test_try_reads_from_where_the_memory_has_read_as_a_run_does(agent):
     conversation, last = chat_and_remember(agent, "u_1", OFFICE_CHAT)
     memory = Memory.objects.get(end_user__external_id="u_1")
-    assert trial.memory_began_at(memory) is None  # read from their first chat
-    chat_and_remember(agent, "u_1", [("user", "I prefer phone calls now.")], start=last + timedelta(hours=3))
-    memory.refresh_from_db()
-    assert trial.memory_began_at(memory) is None
-    services.memory_stop(end_user=memory.end_user, stop=True)
-    resumed = services.memory_stop(end_user=memory.end_user, stop=False)
-    assert trial.memory_began_at(resumed) == resumed.read_up_to
+    config = agent_services.agent_draft_config(agent)
+    person = trial.trial_run(agent=agent, config=config).people[0]
+    assert person.messages_read == 0 and person.began_at == memory.read_up_to
+    assert person.after == memory.lines
+    chat(agent, "u_1", [("user", "I prefer phone calls now.")], start=last + timedelta(hours=3))
+    person = trial.trial_run(agent=agent, config=config).people[0]
+    assert person.messages_read == 1 and person.began_at == memory.read_up_to
 
 
 def test_chats_without_memory_and_stopped_people_are_not_tried(agent):
