@@ -164,7 +164,7 @@ def vocabulary() -> Vocabulary:
             credentials[name].extend(data.get("credentials", {}).get(name, []))
         for name in PERSONAL_LISTS:
             personal[name].extend(data.get("personal", {}).get(name, []))
-        for table in ("categories", "more"):
+        for table in ("categories", "more", "phrasings"):
             for code, entry in data.get(table, {}).items():
                 for word in entry.get("words", []):
                     if word.startswith("{") and word.endswith("}"):
