@@ -3,12 +3,16 @@
 Sign-in itself is throttled by django-axes (settings: AXES_*); the reset form sends mail, so it is
 limited too: at most RESET_PER_ADDRESS requests an hour from one address and RESET_PER_EMAIL mails
 an hour to one e-mail address (counted whether or not it has an account, so the answer says
-nothing about accounts)."""
+nothing about accounts). Finding the account and sending the mail happen in a django-q task
+(`agents.tasks.password_reset_mail`): the request queues one task either way, so its answer and its
+time say nothing about accounts either."""
 
 import hashlib
 
 from django.contrib.auth import views as auth_views
+from django.contrib.sites.shortcuts import get_current_site
 from django.core.cache import cache
+from django.http import HttpResponseRedirect
 
 RESET_WINDOW_SECONDS = 3600
 RESET_PER_ADDRESS = 10
@@ -36,4 +40,9 @@ class PasswordResetView(auth_views.PasswordResetView):
             response = self.form_invalid(form)
             response.status_code = 429
             return response
-        return super().form_valid(form)
+        from django_q.tasks import async_task
+
+        from .tasks import RESET_TASK
+
+        async_task(RESET_TASK, email, get_current_site(self.request).domain, self.request.is_secure())
+        return HttpResponseRedirect(self.get_success_url())

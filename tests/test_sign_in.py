@@ -75,6 +75,38 @@ def test_password_reset_by_email_through_the_configured_backend(user, settings):
     assert len(mail.outbox) == 1
 
 
+def test_password_reset_answers_and_works_alike_with_or_without_an_account_and_mails_from_a_task(
+    user, settings, monkeypatch
+):
+    """The request queues one task whatever the address (the same answer, the same queries: nothing
+    that takes longer for an account); the task finds the account and sends the mail."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django_q import tasks as q_tasks
+
+    from agents.tasks import RESET_TASK, password_reset_mail
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    queued = []
+    monkeypatch.setattr(q_tasks, "async_task", lambda func, *args, **kw: queued.append((func, args)))
+    answers, queries = [], []
+    for email in (user.email, "nobody@nowhere.test"):
+        client = Client()
+        client.get("/accounts/password/reset/")
+        with CaptureQueriesContext(connection) as counted:
+            response = client.post("/accounts/password/reset/", {"email": email})
+        answers.append((response.status_code, response["Location"], response.content))
+        queries.append([q["sql"].split(" WHERE ")[0] for q in counted.captured_queries])
+    assert answers[0] == answers[1] == (302, "/accounts/password/reset/sent/", b"")
+    assert queries[0] == queries[1]
+    assert [func for func, _ in queued] == [RESET_TASK, RESET_TASK]
+    assert mail.outbox == []  # nothing sent by the request itself
+    for _, args in queued:
+        password_reset_mail(*args)
+    assert len(mail.outbox) == 1 and mail.outbox[0].to == [user.email]
+    assert "/accounts/password/reset/" in mail.outbox[0].body
+
+
 def test_password_change_signed_in(member_client, user):
     page = member_client.get("/accounts/password/change/")
     assert page.status_code == 200 and b"Change your password" in page.content
