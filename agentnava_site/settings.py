@@ -236,6 +236,9 @@ AGENTNAVA_MODEL = os.environ.get("AGENTNAVA_MODEL", "gpt-4o-mini")
 AGENTNAVA_ENGINE = os.environ.get("AGENTNAVA_ENGINE", "openai" if OPENAI_API_KEY else "offline")
 OPENAI_TIMEOUT_SECONDS = float(os.environ.get("OPENAI_TIMEOUT_SECONDS", "30"))
 OPENAI_MAX_RETRIES = int(os.environ.get("OPENAI_MAX_RETRIES", "2"))
+# A model server's answer is read at most this many bytes (chat replies, the Builder, the writer);
+# a longer one is refused before it is parsed (502 model_too_large).
+MODEL_ANSWER_MAX_BYTES = int(os.environ.get("MODEL_ANSWER_MAX_BYTES", str(64 * 1024)))
 
 # --- REST API -------------------------------------------------------------------------------
 # An API key's authentication is cached per process. A revocation, a maker's role change or removal and

@@ -39,6 +39,7 @@ MODEL_ERRORS = (
     "model_rate_limited",
     "model_unreachable",
     "model_refused",
+    "model_too_large",
 )
 
 # --- Shapes shared by the agent's answers -----------------------------------------------

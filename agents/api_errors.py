@@ -61,6 +61,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "model_rate_limited": (502, "The model server is rate limited; nothing was recorded."),
     "model_unreachable": (502, "The model server could not be reached; nothing was recorded."),
     "model_refused": (502, "The model refused to answer; nothing was recorded."),
+    "model_too_large": (502, "The model's answer was over MODEL_ANSWER_MAX_BYTES (64 KB); nothing was recorded."),
 }
 
 

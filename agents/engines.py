@@ -7,7 +7,10 @@ Two engines answer the same two questions:
 
 `OpenAIEngine` talks to any OpenAI-compatible server with the `openai` package
 (OPENAI_API_KEY, OPENAI_BASE_URL for Ollama / vLLM / llama.cpp, AGENTNAVA_MODEL), with its
-timeout and retries set explicitly, and asks for strict JSON-schema output.
+timeout and retries set explicitly, and asks for strict JSON-schema output. Its answer is read at
+most MODEL_ANSWER_MAX_BYTES (uncompressed: it asks for no compression) before anything parses it:
+a longer one is refused (502 `model_too_large`), so no chat reply, Builder reply or memory write
+ever holds more.
 
 `OfflineEngine` needs no network and is the default without a key. It is not a language
 model: it is deterministic code, rules over the text, registered per task by the app that owns
@@ -114,6 +117,45 @@ def _observed(method):
     return call
 
 
+class ModelAnswerTooLarge(Exception):
+    """The model server's answer is over MODEL_ANSWER_MAX_BYTES. Raised while the body is read; the
+    openai package lets its own errors through without retrying, so this one subclasses it (below)."""
+
+
+def _capped_client(max_bytes: int, timeout: float):
+    """An httpx2 client for the openai package that reads an answer's body only up to `max_bytes`."""
+    import httpx2
+    import openai
+
+    class TooLarge(ModelAnswerTooLarge, openai.OpenAIError):
+        pass
+
+    class CappedStream(httpx2.SyncByteStream):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __iter__(self):
+            seen = 0
+            for chunk in self.inner:
+                seen += len(chunk)
+                if seen > max_bytes:
+                    raise TooLarge(f"over {max_bytes} bytes")
+                yield chunk
+
+        def close(self):
+            self.inner.close()
+
+    def cap(response):
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise TooLarge(f"{declared} bytes declared")
+        response.stream = CappedStream(response.stream)
+
+    return openai.DefaultHttpx2Client(
+        timeout=timeout, headers={"Accept-Encoding": "identity"}, event_hooks={"response": [cap]}
+    )
+
+
 class OpenAIEngine:
     name = "openai"
     # One person a task: a model call takes seconds, so the cluster's workers wait on many calls at
@@ -128,11 +170,19 @@ class OpenAIEngine:
         model: str = "gpt-4o-mini",
         timeout: float = 30.0,
         max_retries: int = 2,
+        max_answer_bytes: int = 65536,
     ):
         from openai import OpenAI  # imported here so the offline engine never needs it
 
         self.model = model
-        self.client = OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self.max_answer_bytes = max_answer_bytes
+        self.client = OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=_capped_client(max_answer_bytes, timeout),
+        )
 
     def _complete(self, **kwargs) -> tuple[Any, int]:
         import openai
@@ -140,6 +190,11 @@ class OpenAIEngine:
         started = time.monotonic()
         try:
             response = self.client.chat.completions.create(model=self.model, **kwargs)
+        except ModelAnswerTooLarge as exc:
+            raise EngineError(
+                f"The model's answer was over {self.max_answer_bytes} bytes; nothing of it was kept.",
+                code="model_too_large",
+            ) from exc
         except openai.APITimeoutError as exc:
             raise EngineError("The model did not answer in time.", code="model_timeout") from exc
         except openai.RateLimitError as exc:
@@ -214,12 +269,20 @@ def get_engine():
             settings.AGENTNAVA_MODEL,
             settings.OPENAI_TIMEOUT_SECONDS,
             settings.OPENAI_MAX_RETRIES,
+            settings.MODEL_ANSWER_MAX_BYTES,
         )
     return OfflineEngine()
 
 
 @functools.lru_cache(maxsize=8)
-def _openai_engine(api_key, base_url, model, timeout, max_retries) -> "OpenAIEngine":
+def _openai_engine(api_key, base_url, model, timeout, max_retries, max_answer_bytes) -> "OpenAIEngine":
     """One engine (one OpenAI client, thread-safe, with its connection pool) per process and
     setting: building a client costs ~25 ms of CPU and a new connection (docs/performance.md)."""
-    return OpenAIEngine(api_key=api_key, base_url=base_url, model=model, timeout=timeout, max_retries=max_retries)
+    return OpenAIEngine(
+        api_key=api_key,
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        max_retries=max_retries,
+        max_answer_bytes=max_answer_bytes,
+    )

@@ -1,7 +1,7 @@
 """A small OpenAI-compatible server for tests, on 127.0.0.1: scripted answers, recorded requests.
 
 Each scripted answer is a dict: {"status": 200, "body": {...} | "raw text", "delay": seconds,
-"headers": {...}}, or a function of the request's JSON body returning one. `chat_json(obj)` and
+"headers": {...}, "no_length": True (no Content-Length: the body ends when the connection closes)}, or a function of the request's JSON body returning one. `chat_json(obj)` and
 `chat_text(text)` build the usual 200 answers.
 """
 
@@ -71,7 +71,8 @@ class FakeOpenAI:
                     self.send_header("Content-Type", "application/json")
                     for key, value in answer.get("headers", {}).items():
                         self.send_header(key, value)
-                    self.send_header("Content-Length", str(len(data)))
+                    if not answer.get("no_length"):
+                        self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):

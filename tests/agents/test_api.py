@@ -251,6 +251,22 @@ def test_a_model_failure_answers_502_and_records_nothing(api, agent, openai_engi
     assert api.post(f"/conversations/{conversation.public_id}/messages", {"text": "Hi"}).body["reply"] == "Hello!"
 
 
+@pytest.mark.parametrize("no_length", [False, True], ids=["declared", "streamed"])
+def test_a_1mb_model_reply_is_refused_before_it_is_read_whole_and_nothing_is_stored(
+    api, agent, openai_engine, no_length
+):
+    """Whether the server declares the size or streams it without one, a reply over
+    MODEL_ANSWER_MAX_BYTES is a 502 and no message is kept (the reply, nor the person's turn)."""
+    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    huge = "All good. " * 100_000  # 1 MB of reply text
+    openai_engine.script.append({**chat_text(huge), "no_length": no_length})
+    answer = api.post(f"/conversations/{conversation.public_id}/messages", {"text": "Hi"})
+    assert (answer.status, answer.code) == (502, "model_too_large")
+    assert "over 65536 bytes" in answer.body["error"]["message"]
+    assert not Message.objects.exists()
+    assert len(openai_engine.requests) == 1  # refused, not retried
+
+
 def test_record_an_action_and_context_events(api, agent):
     conversation = services.conversation_start(agent=agent, external_id="u_1")
     path = f"/conversations/{conversation.public_id}/events"

@@ -117,3 +117,15 @@ def test_the_offline_engine_answers_from_the_note_in_its_system_prompt(db):
         .data
     )
     assert "Hi again" not in fresh
+
+
+def test_a_structured_answer_over_the_cap_is_refused_before_parsing(openai_engine, settings):
+    """The writer's and the Builder's path: a JSON answer over MODEL_ANSWER_MAX_BYTES never reaches
+    json.loads; one under it still works."""
+    settings.MODEL_ANSWER_MAX_BYTES = 4096
+    openai_engine.script.append({**chat_json({"answer": "x" * 10_000}), "no_length": True})
+    with pytest.raises(EngineError) as info:
+        get_engine().structured(task="t", system="s", payload={}, schema=SCHEMA)
+    assert info.value.code == "model_too_large"
+    openai_engine.script.append(chat_json({"answer": "short"}))
+    assert get_engine().structured(task="t", system="s", payload={}, schema=SCHEMA).data == {"answer": "short"}
