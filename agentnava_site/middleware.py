@@ -48,3 +48,19 @@ WebAuthenticationMiddleware = web_only(AuthenticationMiddleware)
 WebMessageMiddleware = web_only(MessageMiddleware)
 WebCSPMiddleware = web_only(CSPMiddleware)
 WebHtmxMiddleware = web_only(HtmxMiddleware)
+
+
+class PrivatePagesMiddleware:
+    """A page for someone signed in (a session) or an answer to an API key holds a team's data:
+    `Cache-Control: private, no-store`, so no shared cache and no browser's back button keeps it.
+    Anonymous pages (sign-in, the website chat's script) keep their own caching."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if user is not None and getattr(user, "is_authenticated", False):
+            response["Cache-Control"] = "private, no-store"
+        return response

@@ -60,6 +60,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "ops.middleware.RequestLogMiddleware",  # one log line per request, request counters (/metrics)
     "django.middleware.security.SecurityMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",  # PERMISSIONS_POLICY below, every response
+    "agentnava_site.middleware.PrivatePagesMiddleware",  # Cache-Control: private, no-store when signed in
     "agents.boundary.InputBoundaryMiddleware",  # NUL, lone surrogates, deep JSON, big bodies: refused here
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "agentnava_site.middleware.WebSessionMiddleware",  # this and the Web* below: skipped for /api/ (middleware.py)
@@ -172,6 +174,18 @@ SECURE_REFERRER_POLICY = "same-origin"
 # (/embed/...) are left out: they are used from customers' pages, under those pages' policies.
 from csp.constants import NONE, SELF  # noqa: E402
 
+# Permissions-Policy on every response: no page of the app uses the camera, the microphone, the
+# location, payment, USB or sensors, so none may (an injected frame or script included).
+PERMISSIONS_POLICY = {
+    "accelerometer": [],
+    "camera": [],
+    "geolocation": [],
+    "gyroscope": [],
+    "magnetometer": [],
+    "microphone": [],
+    "payment": [],
+    "usb": [],
+}
 CONTENT_SECURITY_POLICY = {
     "EXCLUDE_URL_PREFIXES": ["/embed/"],
     "DIRECTIVES": {

@@ -18,10 +18,33 @@ def healthz_tasks(request):
     return HttpResponse(json.dumps(report), status=200 if report["ok"] else 503, content_type="application/json")
 
 
+# Headers a proxy adds for the client behind it (RFC 7239's Forwarded, the X-Forwarded-* family, and
+# the vendors' own): a request with any of them came through a proxy.
+FORWARDING_HEADERS = (
+    "HTTP_FORWARDED",
+    "HTTP_VIA",
+    "HTTP_X_REAL_IP",
+    "HTTP_X_CLIENT_IP",
+    "HTTP_X_CLUSTER_CLIENT_IP",
+    "HTTP_TRUE_CLIENT_IP",
+    "HTTP_CF_CONNECTING_IP",
+    "HTTP_FASTLY_CLIENT_IP",
+    "HTTP_X_ORIGINAL_FORWARDED_FOR",
+)
+
+
+def _forwarded(request) -> bool:
+    meta = request.META
+    return any(name in meta for name in FORWARDING_HEADERS) or any(
+        name.startswith("HTTP_X_FORWARDED_") for name in meta
+    )
+
+
 def _private_client(request) -> bool:
-    """A direct request from loopback or a private network. A request that came through the
-    proxy (it carries X-Forwarded-For) is not direct, whatever the proxy's own address."""
-    if request.META.get("HTTP_X_FORWARDED_FOR") or request.META.get("HTTP_X_REAL_IP"):
+    """A direct request from loopback or a private network. A request that came through a proxy
+    (it carries any forwarding header, `Forwarded` included, even empty) is not direct, whatever the
+    proxy's own address."""
+    if _forwarded(request):
         return False
     try:
         address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))

@@ -36,3 +36,25 @@ def test_the_embed_is_left_to_the_customers_page(client, agent):
         f"/embed/v1/agents/{agent.public_id}/start", data=json.dumps({}), content_type="application/json"
     )
     assert start.status_code == 200 and "Content-Security-Policy" not in start
+
+
+@pytest.mark.parametrize(
+    "path", ["/accounts/login/", "/healthz", "/embed/v1.js", "/api/v1/agents", "/static/css/app.css", "/nope/"]
+)
+def test_every_response_has_a_permissions_policy(db, path):
+    policy = Client().get(path)["Permissions-Policy"]
+    for feature in ("camera=()", "microphone=()", "geolocation=()", "payment=()", "usb=()"):
+        assert feature in policy
+
+
+def test_signed_in_pages_and_key_answers_are_private_and_never_stored(member_client, agent, team):
+    from agents import services as agent_services
+
+    for path in (f"/agents/{agent.public_id}/", "/settings/api-keys/", "/settings/team/", "/settings/webhooks/"):
+        response = member_client.get(path)
+        assert response.status_code == 200 and response["Cache-Control"] == "private, no-store", path
+    _, raw = agent_services.api_key_create(team=team, name="t")
+    answer = Client().get("/api/v1/agents", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert answer.status_code == 200 and answer["Cache-Control"] == "private, no-store"
+    # The website chat's script, for anyone, keeps its own caching.
+    assert "no-store" not in Client().get("/embed/v1.js").get("Cache-Control", "")

@@ -47,6 +47,25 @@ def test_without_a_token_only_direct_private_requests_see_metrics(db):
     assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics", HTTP_X_FORWARDED_FOR="8.8.8.8").status_code == 404
 
 
+@pytest.mark.parametrize(
+    "header, value",
+    [
+        ("HTTP_FORWARDED", "for=8.8.8.8;proto=https"),
+        ("HTTP_FORWARDED", 'for="[2001:db8::1]"'),
+        ("HTTP_X_FORWARDED_FOR", "10.0.0.1"),
+        ("HTTP_X_FORWARDED_HOST", "example.com"),
+        ("HTTP_X_FORWARDED_PROTO", "https"),
+        ("HTTP_X_REAL_IP", "8.8.8.8"),
+        ("HTTP_VIA", "1.1 proxy"),
+        ("HTTP_TRUE_CLIENT_IP", "8.8.8.8"),
+        ("HTTP_X_FORWARDED_FOR", ""),
+    ],
+)
+def test_any_forwarding_header_makes_a_request_not_direct(db, header, value):
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 200
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics", **{header: value}).status_code == 404
+
+
 def test_with_a_token_the_bearer_token_is_required(db, settings):
     settings.METRICS_TOKEN = "metrics-token-for-tests"
     assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 401
