@@ -61,8 +61,9 @@ def agent_new(request):
     try:
         agent = services.agent_create(team=team, name=request.POST.get("name", ""), user=request.user)
     except AppError as exc:
+        # Refused (an empty name, or one over its column's 120 characters): the page says why, as a 400.
         messages.error(request, exc.message)
-        return redirect("agents:home")
+        return render(request, "agents/home.html", {"team": team, "agents": list(team.agents.all())}, status=400)
     return redirect("agents:overview", public_id=agent.public_id)
 
 

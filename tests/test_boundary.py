@@ -249,3 +249,25 @@ def test_a_session_cookie_with_nul_is_ignored(agent):
     client = Client()
     client.cookies["sessionid"] = "abc\x00def"
     assert client.get("/").status_code == 302  # not signed in: to the sign-in page
+
+
+def test_a_web_form_field_over_its_column_is_a_400_naming_the_limit_and_nothing_changes(member_client, agent, team):
+    from agents.models import Agent, Invitation
+    from webhooks.models import Endpoint
+
+    before = (Agent.objects.count(), ApiKey.objects.count(), Invitation.objects.count(), Endpoint.objects.count())
+    posts = [
+        ("/agents/new/", {"name": "a" * 121}, "at most 120 characters"),
+        ("/settings/api-keys/", {"name": "k" * 81}, "at most 80 characters"),
+        ("/settings/team/", {"email": "p" * 250 + "@example.com"}, "at most 254 characters"),
+        (
+            "/settings/webhooks/",
+            {"url": "https://example.com/" + "x" * 500, "events": ["memory.updated"]},
+            "500",
+        ),
+    ]
+    for path, data, says in posts:
+        response = member_client.post(path, data)
+        assert response.status_code == 400, path
+        assert says in response.content.decode(), path
+    assert (Agent.objects.count(), ApiKey.objects.count(), Invitation.objects.count(), Endpoint.objects.count()) == before
