@@ -270,4 +270,9 @@ def test_a_web_form_field_over_its_column_is_a_400_naming_the_limit_and_nothing_
         response = member_client.post(path, data)
         assert response.status_code == 400, path
         assert says in response.content.decode(), path
-    assert (Agent.objects.count(), ApiKey.objects.count(), Invitation.objects.count(), Endpoint.objects.count()) == before
+    assert (
+        Agent.objects.count(),
+        ApiKey.objects.count(),
+        Invitation.objects.count(),
+        Endpoint.objects.count(),
+    ) == before
