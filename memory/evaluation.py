@@ -7,6 +7,9 @@ its own quiet-window run. Every case runs in a scratch team and agent that is re
 Besides pass or fail, the writer evaluation measures (``summarize``):
 
 * **keep recall**: of all the ``lines_match`` expectations, the share a kept line meets;
+* **dated actions and the rest**: the same share for the expectations about a dated action line
+  (one a line "<label> on <day>." written for an action of the case would meet) and for all others,
+  so a set's recall is not carried by the actions alone;
 * **wrong lines**: kept lines that a ``never_match`` of their case forbids. A case writes a
   contradiction of what was said as a ``never_match`` ("don't call me" forbids ``phone`` unless it
   says "not"), so a line saying the opposite is counted here, as is a replaced fact left behind.
@@ -40,6 +43,8 @@ class CaseResult:
     expected: int = 0  # lines_match expectations
     kept: int = 0  # of them, met by a kept line
     wrong: list[str] = field(default_factory=list)  # kept lines a never_match forbids
+    expected_actions: int = 0  # of the lines_match expectations, those about a dated action line
+    kept_actions: int = 0  # of them, met
 
     @property
     def passed(self) -> bool:
@@ -86,6 +91,20 @@ def _replay(agent, case: dict) -> list[str]:
     return memory.lines if memory else []
 
 
+def _action_lines(case: dict) -> list[str]:
+    """The dated lines the case's actions could be written as ("<label> on <day>."), whatever their
+    status: what tells an expectation about an action from the others (the engine is not asked)."""
+    out = []
+    for chat in case["chats"]:
+        at = datetime.fromisoformat(chat["at"])
+        for turn in chat["turns"]:
+            at += timedelta(minutes=1)
+            if "action" in turn:
+                label = str(turn.get("label") or turn["action"].replace("_", " ")).strip().rstrip(".")
+                out.append(f"{label[:1].upper()}{label[1:]} on {at.day} {at:%b}.")
+    return out
+
+
 def run_case(case: dict) -> CaseResult:
     with transaction.atomic():
         team = Team.objects.create(slug=f"eval-{secrets.token_hex(6)}", name="Evaluation", plan=Plan.TEAM)
@@ -108,15 +127,20 @@ def run_case(case: dict) -> CaseResult:
             team.delete()  # the scratch agent, its end user, chats and memory go with it
     result = CaseResult(id=str(case["id"]), lines=lines)
     expect = case.get("expect", {})
-    text = "\n".join(lines)
+    action_lines = _action_lines(case)
     for pattern in expect.get("lines_match", []):
         result.expected += 1
+        about_action = any(re.search(pattern, line) for line in action_lines)
+        result.expected_actions += about_action
         if any(re.search(pattern, line) for line in lines):
             result.kept += 1
+            result.kept_actions += about_action
         else:
             result.failures.append(f"no line matches {pattern!r}")
+    # Every kept line is held against every never_match on its own: a "^"-anchored pattern is tried
+    # against each line, not only the first line of the memory joined into one text.
     for pattern in expect.get("never_match", []):
-        if re.search(pattern, text):
+        if any(re.search(pattern, line) for line in lines):
             result.failures.append(f"a line matches the forbidden {pattern!r}")
             result.leaks.append(pattern)
     result.wrong = [
@@ -136,6 +160,8 @@ class Summary:
     expected: int  # lines_match expectations
     kept: int  # of them, met
     wrong_lines: int  # kept lines a never_match forbids
+    expected_actions: int = 0  # lines_match expectations about a dated action line
+    kept_actions: int = 0  # of them, met
 
     @property
     def failed(self) -> int:
@@ -151,6 +177,18 @@ class Summary:
             f"wrong lines {self.wrong_lines}"
         )
 
+    def split_line(self) -> str:
+        """Keep recall for the dated actions and for everything else."""
+        rest_expected, rest_kept = self.expected - self.expected_actions, self.kept - self.kept_actions
+
+        def share(kept: int, expected: int) -> str:
+            return f"{kept / expected:.1%} ({kept} of {expected})" if expected else "n/a (0 of 0)"
+
+        return (
+            f"dated actions {share(self.kept_actions, self.expected_actions)}; "
+            f"everything else {share(rest_kept, rest_expected)}"
+        )
+
 
 def summarize(results: list[CaseResult]) -> Summary:
     return Summary(
@@ -159,4 +197,6 @@ def summarize(results: list[CaseResult]) -> Summary:
         expected=sum(result.expected for result in results),
         kept=sum(result.kept for result in results),
         wrong_lines=sum(len(result.wrong) for result in results),
+        expected_actions=sum(result.expected_actions for result in results),
+        kept_actions=sum(result.kept_actions for result in results),
     )

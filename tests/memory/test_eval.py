@@ -53,3 +53,42 @@ def test_memory_eval_prints_each_case_and_a_closing_line(db, tmp_path):
     assert "FAIL wrong" in text and "no line matches 'Delhi'" in text
     assert "keep recall 50.0% (1 of 2 expected lines kept); wrong lines 0" in text
     assert text.strip().endswith("1 passed, 1 failed")
+
+
+def test_a_forbidden_pattern_is_tried_against_every_kept_line_not_only_the_first(db):
+    """A ``^``-anchored ``never_match`` forbids a line wherever it stands in the memory: the memory is not
+    joined into one text (where ``^`` would only see its first line)."""
+    case = {
+        "id": "anchored",
+        "chats": [
+            {
+                "at": "2026-11-03T10:00:00+00:00",
+                "turns": [{"role": "user", "text": "I work from the Pune office. Please email me, I hate phone calls."}],
+            }
+        ],
+        "expect": {"never_match": ["^Works from", "^Prefers email"]},
+    }
+    result = run_case(case)
+    assert len(result.lines) == 2 and result.lines[0].startswith("Works from")
+    assert result.lines[1].startswith("Prefers email")  # the second line: "^" never saw it in the joined text
+    assert result.leaks == ["^Works from", "^Prefers email"]
+    assert result.wrong == result.lines and not result.passed
+
+
+def test_keep_recall_is_split_between_dated_actions_and_everything_else(db):
+    case = {
+        "id": "split",
+        "chats": [
+            {
+                "at": "2026-11-03T10:00:00+00:00",
+                "turns": [
+                    {"role": "user", "text": "I work from the Pune office."},
+                    {"action": "book_viewing", "label": "Booked a viewing", "status": "succeeded"},
+                ],
+            }
+        ],
+        "expect": {"lines_match": ["^Booked a viewing on 3 Nov", "Pune", "Delhi"]},
+    }
+    result = run_case(case)
+    assert (result.expected, result.kept, result.expected_actions, result.kept_actions) == (3, 2, 1, 1)
+    assert summarize([result]).split_line() == "dated actions 100.0% (1 of 1); everything else 50.0% (1 of 2)"

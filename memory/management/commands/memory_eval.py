@@ -45,5 +45,7 @@ class Command(BaseCommand):
             for failure in result.failures:
                 self.stdout.write(f"    ! {failure}")
             passed, failed = passed + result.passed, failed + (not result.passed)
-        self.stdout.write(summarize(results).line())
+        summary = summarize(results)
+        self.stdout.write(summary.line())
+        self.stdout.write(summary.split_line())
         self.stdout.write(f"{passed} passed, {failed} failed")
