@@ -41,6 +41,10 @@ def _splitter(codes: tuple[str, ...]) -> re.Pattern[str]:
             starters.update(data.get("clause_starters") or [])
         else:  # other languages: their joining words split wherever they stand
             always.update(data.get("clause_split_before_subject") or [])
+    for code in codes:  # a word another language in play reads otherwise (Portuguese "não ... mais")
+        not_joiners = set(table(code).get("not_joiners") or [])
+        always -= not_joiners
+        before_subject -= not_joiners
     parts = [rf",{_NO_SPLIT_AFTER}\s*"]
     if always:
         parts.append(rf"\s*,?\s+{alternation(always)}(?=\s){_NO_SPLIT_AFTER}\s*")

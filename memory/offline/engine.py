@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from .. import policy
-from ..text import is_said_once, without_said_once
+from ..text import fold_word, is_said_once, without_said_once
 from .clauses import split
 from .keys import kind_of, kind_of_line, kinds_left_out, line_key
 from .rules import NEGATION_AWARE, RULES, Fact, Sentence, Update, contact_line, plan_name
-from .tables import Hint, languages_in
-from .vocabulary import INJECTION, PURCHASE_LABEL, day_of, sentence_case, significant, table
+from .tables import Hint, has_words, languages_in
+from .vocabulary import (
+    INJECTION,
+    INTEGRATIONS,
+    KNOWN_PLACES,
+    KNOWN_PLANS,
+    LANGUAGE_CODES,
+    LANGUAGE_NAMES,
+    PURCHASE_LABEL,
+    alternation,
+    day_of,
+    sentence_case,
+    significant,
+    table,
+)
 
 # ---------------------------------------------------------------------------------------------
 # The memory being updated
@@ -92,12 +106,19 @@ class _Memory:
     def put(self, fact: Fact) -> None:
         if self.left_out_kind(fact.text, fact.key):
             return
+        if fact.claimed:  # a title claimed to get something: not kept, and the older title is not trusted
+            self._drop_contradicted(fact)
+            return
         accepted = self._acceptable(fact)
         if accepted is None:
             if not fact.tentative:
                 self._drop_contradicted(fact)
             return
         fact = accepted
+        if fact.tentative and any(text == without_said_once(fact.text) for text in self._live_texts()):
+            return  # already known firmly: a new "for now" does not weaken it
+        if not fact.tentative and self._confirm(fact):
+            return
         for line in self.lines:
             if line.text is None or line_key(line.text) != fact.key:
                 continue
@@ -117,6 +138,49 @@ class _Memory:
         if any(line.text == fact.text for line in self.lines) or self._live() >= policy.MAX_LINES:
             return
         self.added.append(fact)
+
+    def moved_away(self, message: str, source: str, kept: list[str]) -> None:
+        """A message about moving ("nos mudamos, antes vivíamos en Chamberí", "Andheri se shift ho
+        gaye") that names the place of an office or location line, in any language: that line is
+        replaced or gone, unless this message put it. Right or silent: the old place never stays."""
+        folded = fold_word(message)
+        for line in self.lines:
+            if line.text is None or line_key(line.text) not in {"location", "office"} or line.text in kept:
+                continue
+            if source in line.sources:
+                continue  # this message changed it ("moved from Pune to Mumbai")
+            place = _PLACE_OF_LINE.match(line.text)
+            if not place or any(place.group("place").lower() in text.lower() for text in kept):
+                continue
+            name = re.escape(fold_word(place.group("place")))
+            if not re.search(rf"(?<!\w){name}(?!\w)", folded):
+                continue
+            if re.search(rf"{_still()}\s+(?:\S+\s+){{0,3}}?{name}(?!\w)", folded):
+                continue  # "seguimos en Chamberí": still there
+            line.text, line.sources = None, [source]
+
+    def _live_texts(self) -> list[str]:
+        return [line.text for line in self.lines if line.text is not None] + [fact.text for fact in self.added]
+
+    def _confirm(self, fact: Fact) -> bool:
+        """A firm fact that says what a said-once line said might be ("Might switch to HubSpot (said
+        once, 3 Nov)." and then "we moved to HubSpot") takes that line's place: the note is dropped."""
+        words = significant(fact.text)
+
+        def confirmed(text: str) -> bool:
+            core = significant(without_said_once(text)) - _HEDGE_WORDS
+            return bool(core) and core <= words
+
+        for line in self.lines:
+            if line.text is not None and is_said_once(line.text) and confirmed(line.text):
+                line.text, line.sources = fact.text, list(fact.sources)
+                self.added = [added for added in self.added if added.key != fact.key or added.text == fact.text]
+                return True
+        for index, added in enumerate(self.added):
+            if added.tentative and is_said_once(added.text) and confirmed(added.text):
+                self.added[index] = Fact(fact.key, fact.text, _merge(added.sources, fact.sources))
+                return True
+        return False
 
     def _drop_contradicted(self, fact: Fact) -> None:
         """What was said replaces a line, but the new line may not be written (the guards refuse it, or
@@ -176,6 +240,33 @@ class _Memory:
         return operations
 
 
+@cache
+def _still() -> str:
+    """ "still", "sigo", "toujours", "immer noch", "ainda", "abhi bhi": every table's words, folded."""
+    words = {fold_word(word) for code in LANGUAGE_CODES for word in table(code).get("still_words") or []}
+    return "(?<!\\w)" + alternation(words) + "(?!\\w)"
+
+
+@cache
+def _channel_words() -> tuple[re.Pattern[str], dict[str, str]]:
+    """Every table's channel words, and the English channel each one names."""
+    words: dict[str, str] = {}
+    for code in LANGUAGE_CODES:
+        words.update({word.lower(): str(english) for word, english in dict(table(code).get("channels") or {}).items()})
+    pattern = re.compile(r"(?<![\w\u0900-\u097F])" + alternation(words) + r"(?![\w\u0900-\u097F])", re.I)
+    return pattern, words
+
+
+def _channels_named(text: str) -> set[str]:
+    """The channels a message names, in any language's words, as the English channel."""
+    pattern, words = _channel_words()
+    return {words.get(re.sub(r"\s+", " ", match.group(0).lower()), "") for match in pattern.finditer(text)} - {""}
+
+
+_PLACE_OF_LINE = re.compile(r"^(?:Based in|Works from the) (?P<place>.+?)(?: office)?\.$")
+_HEDGE_WORDS = frozenset({"might", "upgrade", "downgrade", "change", "wants", "uses", "works", "based", "lives"})
+
+
 def _mentions(text: str, needle: set[str], any_word: bool) -> bool:
     words = significant(text)
     return bool(needle & words) if any_word else needle <= words
@@ -194,7 +285,7 @@ _TIME_PHRASES = re.compile(
     re.I,
 )
 _BUYING = re.compile(
-    r"\b(?:bought|buy|buying|purchas\w*|order\w*|booked|book|booking|renew\w*|paid|pay|paying|subscrib\w*|gift\w*|"
+    r"\b(?:bought|buy|buying|purchas\w*|order\w*|booked|book|booking|renew\w*|paid|pay|paying|subscrib\w*|gift\w*|enrol\w*|register\w*|"
     r"reserv\w*|for\s+(?:my|our|his|her|their)\s+\w+|on\s+behalf\s+of|present)\b",
     re.I,
 )
@@ -219,6 +310,47 @@ def clause_refusal(clause: str, opened: frozenset[str]) -> str | None:
     return category
 
 
+_GIFT = re.compile(
+    r"(?<![\w\u0900-\u097F])(?:gift|gifts|present\s+for|regalo|cadeau|geschenk|presente\s+para|tohfa|तोहफ़ा|तोहफा)(?![\w\u0900-\u097F])",
+    re.I,
+)
+_FOR_NAME = re.compile(r"\b(?:for|para|pour|für|fuer)\s+(?P<name>(?-i:[A-Z][a-z\u00e0-\u00ff]{2,}))\b", re.I)
+
+
+def _for_someone_else(clause: str, opened: frozenset[str]) -> bool:
+    """A clause saying what was bought, booked or ordered was for someone else (R13): it names another
+    person (the guards' other-people or relationship check) with a buying word or a "for" ("para",
+    "pour", "für", "ke liye"), it calls it a gift, or it is "for" someone named ("for Priya")."""
+    if _GIFT.search(clause):
+        return True
+    if (has_words(clause, LANGUAGE_CODES, "for_someone") or _BUYING.search(clause)) and _names_someone(clause, opened):
+        return True
+    name = _FOR_NAME.search(clause)
+    return bool(name and not _known_name(name.group("name")))
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b")
+
+
+def _names_someone(clause: str, opened: frozenset[str]) -> bool:
+    """The guards' other-people or relationship check, asked of the clause as typed and without its
+    possessives ("my little brother's account" -> "my little brother account")."""
+    people = {"other_people", "relationships"}
+    return clause_refusal(clause, opened) in people or clause_refusal(_POSSESSIVE.sub("", clause), opened) in people
+
+
+def _known_name(word: str) -> bool:
+    """A tool, plan, place or language name: "for Shopify", "for Pune", "for Pro" are not a person."""
+    lowered = word.lower()
+    return (
+        lowered in {name.lower() for name in INTEGRATIONS}
+        or lowered in KNOWN_PLANS
+        or lowered in KNOWN_PLACES
+        or lowered in LANGUAGE_NAMES
+        or lowered in {"me", "myself", "us", "now", "today", "tomorrow", "later", "work", "home"}
+    )
+
+
 @dataclass
 class _Read:
     clauses: list[Sentence]
@@ -232,9 +364,12 @@ def read_message(message: dict, opened: frozenset[str]) -> _Read:
     codes = languages_in(text)
     kept = []
     someone_else_bought = False
+    mentions_other = buying = False
     for part in split(text, codes):
-        if _BUYING.search(part) and clause_refusal(part, opened) in {"other_people", "relationships"}:
+        if _for_someone_else(part, opened):
             someone_else_bought = True
+        buying = buying or bool(_BUYING.search(part)) or has_words(part, LANGUAGE_CODES, "for_someone")
+        mentions_other = mentions_other or _names_someone(part, opened)
         kept.append(
             Sentence(
                 text=part,
@@ -245,7 +380,9 @@ def read_message(message: dict, opened: frozenset[str]) -> _Read:
                 languages=codes,
             )
         )
-    return _Read(kept, someone_else_bought)
+    # "My brother plays every day. Buy him 500 gems" / "buy 500 gems": another person and a purchase
+    # in one message is enough; right or silent.
+    return _Read(kept, someone_else_bought or (mentions_other and buying))
 
 
 def _action_facts(action: dict, *, someone_else: bool) -> list[Fact | Update]:
@@ -265,6 +402,9 @@ def _action_facts(action: dict, *, someone_else: bool) -> list[Fact | Update]:
         return []
     if someone_else and PURCHASE_LABEL.search(label):
         return []
+    label = _label_without_address(label)
+    if not label:
+        return []
     source = [str(action.get("id"))]
     day = day_of(action)
     text = f"{label} on {day}." if day else f"{label}."
@@ -276,6 +416,25 @@ def _action_facts(action: dict, *, someone_else: bool) -> list[Fact | Update]:
     ):
         facts.append(Fact(key="plan", text=f"Is on the {plan_name(match.group(1))} plan.", sources=source))
     return facts
+
+
+# "at 90 Kingsway": a number and then a name, after "at" or "to", is where someone lives or goes, not
+# a time ("at 7pm", "at 19:30") or a count ("for 4 people").
+_HOUSE_NUMBER = re.compile(r"\d{1,5}[A-Za-z]?,?\s+(?-i:[A-Z\u00C0-\u00DE])[\w\-]+", re.I)
+_LABEL_TAIL = re.compile(r",\s*|\s+(?:at|to|in|on|near|from|for|via|@)\s+", re.I)
+
+
+def _label_without_address(label: str) -> str:
+    """The label without the part of it that is an address ("Booked a viewing at 14 Elm Road" ->
+    "Booked a viewing"), as the guards see it: ``policy.find_secret`` is asked about each tail after
+    "at", "to", "in" ... said as an address. Nothing is left when the first words themselves are
+    what the guards refuse."""
+    for match in _LABEL_TAIL.finditer(label):
+        tail = label[match.end() :].strip()
+        if tail and (policy.find_secret(f"Address: {tail}") or _HOUSE_NUMBER.match(tail)):
+            label = label[: match.start()].strip(" ,")
+            break
+    return "" if policy.find_secret(label) else label
 
 
 _PAST = {
@@ -328,6 +487,48 @@ def _confirms_said_once(memory: _Memory, fact: Fact) -> bool:
     return False
 
 
+_FOR_THE_MOMENT_KEYS = re.compile(r"^(?:integration:|plan$|billing$|office$|location$|app$|os$|device$)")
+
+
+def _for_the_moment(fact: Fact, sentence: Sentence) -> Fact:
+    """ "por ahora usamos Shopify" -> "Uses Shopify (said once, 3 Nov)."; a confirmation drops the note."""
+    if fact.tentative or not _FOR_THE_MOMENT_KEYS.match(fact.key):
+        return fact
+    text = f"{fact.text.rstrip('.')} (said once, {sentence.day})."
+    return Fact(line_key(text) or fact.key, text, list(fact.sources), tentative=True)
+
+
+_REPLACED_KEYS = frozenset({"location", "office", "role", "plan", "billing", "language"})
+
+
+def _contradicted_only(memory: _Memory, results: list) -> None:
+    """A clause the guards keep out ("Mudei pra Vila Mariana": a place that reads as a name) may still
+    say that a line is no longer true: the line it contradicts goes, and nothing from the clause is
+    written. Right or silent."""
+    for result in results:
+        if isinstance(result, Fact) and not result.tentative and result.key in _REPLACED_KEYS:
+            memory._drop_contradicted(result)
+        elif isinstance(result, Update) and result.new is None:
+            memory.update(Update(result.old, None, result.sources, None, result.any_word, result.kinds))
+
+
+def _opened_for_the_person(instructions: str) -> frozenset[str]:
+    """The categories the team's instructions open for what the person says about themselves.
+
+    ``policy.categories_opened_by`` says which categories a sentence of the instructions opens; an
+    opening that names only a pet ("remember their dog's allergies") opens the pet's, never the
+    person's own health: the engine keeps those categories closed for the person."""
+    opened = policy.categories_opened_by(instructions)
+    if not opened:
+        return opened
+    by_pets: set[str] = set()
+    for_them: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?;\n])\s*", instructions or ""):
+        found = policy.categories_opened_by(sentence)
+        (by_pets if has_words(sentence, LANGUAGE_CODES, "pets") else for_them).update(found)
+    return frozenset(opened - (by_pets - for_them))
+
+
 def memory_operations(payload: dict) -> dict:
     """Read one run's payload and return ``{"operations": [...]}`` matching ``OUTPUT_SCHEMA``.
 
@@ -339,7 +540,7 @@ def memory_operations(payload: dict) -> dict:
     """
     instructions = payload.get("instructions") or {}
     team = str(instructions.get("team") or "") if isinstance(instructions, dict) else str(instructions)
-    opened = policy.categories_opened_by(team)
+    opened = _opened_for_the_person(team)
     left_out = kinds_left_out(team)
     memory = _Memory(
         list(payload.get("lines") or []),
@@ -384,7 +585,15 @@ def memory_operations(payload: dict) -> dict:
                     continue  # the dated action line says it; a plan line only replaces an older one
                 memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)
             continue
-        for sentence in reads[id(item)].clauses:
+        message_hints: list[Hint] = []
+        # A message that says when ("no calls before 9") restricts a channel: no channel is refused in
+        # it, and nothing is read from the clause that says when. A message that names a device ("the
+        # tablet app, not the phone") may mean the phone as a device: it says nothing about phone calls.
+        clauses = reads[id(item)].clauses
+        when = any(sentence.says_when for sentence in clauses)
+        device = any(sentence.names_device for sentence in clauses)
+        kept: list[str] = []  # the lines this message put
+        for sentence in clauses:
             unsure = sentence.negated or sentence.hypothetical  # only the rules that read such clauses
             results = [
                 result
@@ -399,16 +608,38 @@ def memory_operations(payload: dict) -> dict:
             if sentence.text not in refusals:  # asked once a run
                 refusals[sentence.text] = clause_refusal(sentence.text, opened)
             if refusals[sentence.text]:
+                if refusals[sentence.text] != "injection":
+                    _contradicted_only(memory, results)
                 continue
             for result in results:
                 if isinstance(result, Hint):
-                    if not hints:
-                        contact_at = len(memory.added)  # where a new contact line goes: where it was said
-                    hints.append(result)
+                    if not (
+                        sentence.says_when or (when and result.how == "avoid") or (device and result.channel == "phone")
+                    ):
+                        message_hints.append(result)
                 elif isinstance(result, Fact):
-                    memory.put(result)
+                    memory.put(_for_the_moment(result, sentence) if sentence.temporary else result)
+                    kept.append(result.text)
                 else:
                     memory.update(result)
+        # These words are looked for in every language's table: they only ever keep something out.
+        text = str(item.get("text") or "")
+        if (
+            message_hints
+            and not any(hint.how != "avoid" for hint in message_hints)
+            and has_words(text, LANGUAGE_CODES, "contrast")
+        ):
+            message_hints = []  # "rather than email", and what they want was not read: no refusal either
+        if message_hints and not any(hint.how != "avoid" for hint in message_hints):
+            avoided = {hint.channel.lower() for hint in message_hints}
+            if any(channel.lower() not in avoided for channel in _channels_named(text)):
+                message_hints = []  # "pls txt me dont email": another channel is named, and not read as wanted
+        if has_words(text, LANGUAGE_CODES, "moving_words"):
+            memory.moved_away(text, str(item.get("id")), kept)
+        if message_hints:
+            if not hints:
+                contact_at = len(memory.added)  # where a new contact line goes: where it was said
+            hints.extend(message_hints)
     if hints and "contact" not in left_out and (fact := contact_line(hints, contact_before)):
         memory.put(fact)
         if memory.added and memory.added[-1].key == "contact":

@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from .keys import named_key
-from .tables import NEGATIVE_KINDS, Hint, english_of, has_words, integration_names
+from .. import policy
+from .keys import line_key, named_key
+from .tables import NEGATIVE_KINDS, Hint, english_of, has_words, integration_names, role_end
 from .tables import read as read_tables
 from .vocabulary import (
     CHANGE_VERB,
@@ -42,6 +43,8 @@ class Fact:
     text: str
     sources: list[str]
     tentative: bool = False
+    claimed: bool = False  # said to get something ("I'm the director, approve it"): never kept, but it
+    # contradicts the older line of its kind, which goes
 
 
 @dataclass
@@ -84,10 +87,45 @@ class Sentence:
         return bool(NEGATED.search(self.text))
 
     @cached_property
+    def claims_authority(self) -> bool:
+        """The message asks for something on the strength of who the person says they are ("note that
+        I'm the director, approve it", "as the CFO I need to see all invoices"): a job title in it is
+        a claim made to get something, never kept."""
+        message = self.message or self.text
+        return has_words(message, self.languages, "authority_request") or policy.find_category(message) == "authority"
+
+    @cached_property
+    def hedged(self) -> bool:
+        """ "might", "thinking of", "quizás", "peut-être", "vielleicht", "talvez", "shayad": said once."""
+        return bool(TENTATIVE.search(self.text)) or has_words(self.text, self.languages, "hedges")
+
+    @cached_property
+    def temporary(self) -> bool:
+        """ "for now", "por ahora", "pour l'instant", "vorerst", "por enquanto", "filhaal": what the
+        message says holds for the moment, so it is said once."""
+        return has_words(self.message or self.text, self.languages, "temporary")
+
+    @cached_property
+    def says_when(self) -> bool:
+        """The clause says when ("no calls before 9", "not on weekends", "antes de las 10"): what it says
+        about a channel is a restriction, never a refusal of the channel."""
+        return bool(_CLOCK.search(self.text)) or has_words(self.text, self.languages, "time_restriction")
+
+    @cached_property
+    def names_device(self) -> bool:
+        """The clause names a device or an app ("the tablet app", "my laptop"): "phone" near it may be
+        the device, not phone calls."""
+        return has_words(self.text, self.languages, "device_words")
+
+    @cached_property
     def hypothetical(self) -> bool:
         """ "if I moved to Paris, ..." says nothing about where they are."""
         return bool(HYPOTHETICAL.search(self.text))
 
+
+_CLOCK = re.compile(
+    r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|h|hrs|uhr|baje|बजे)(?![\w])|\b\d{1,2}:\d{2}\b", re.I
+)
 
 Rule = Callable[[Sentence], Iterator["Fact | Update | Hint"]]
 RULES: list[tuple[str, Rule]] = []
@@ -154,6 +192,12 @@ _REACH_ME = re.compile(
     rf"\b(?:contact|reach|message|ping|email|text|call|get\s+(?:in\s+touch|back)\s+(?:with|to))\s+(?:me|us)\s+(?:only\s+|just\s+)?(?:by|via|on|over|through)\s+(?:my\s+)?(?P<p>{CHANNEL})\b",
     re.I,
 )
+_SEND_BY = re.compile(
+    rf"\b(?:send|sending)\s+(?:me\s+|us\s+)?(?:the\s+|my\s+|our\s+|all\s+|any\s+)?(?:[\w\-]+\s+){{0,2}}?"
+    rf"(?:reminders|updates|notifications|alerts|messages|confirmations|receipts|invoices|news|offers)\s+"
+    rf"(?:by|via|over|through|as|on)\s+(?:an?\s+)?(?P<p>{CHANNEL})\b",
+    re.I,
+)
 _BEST_WAY = re.compile(
     rf"\bbest\s+(?:way|channel|bet)\s+(?:to\s+(?:reach|contact|get)\s+(?:me|us|hold\s+of\s+(?:me|us))\s+)?is\s+(?:by\s+|via\s+|on\s+|over\s+|through\s+)?(?:my\s+)?(?P<p>{CHANNEL})\b|"
     rf"\b(?:i|we)\s+(?:check|read|see|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<c>{CHANNEL}|inbox)\s+(?:way\s+|much\s+|a\s+lot\s+|far\s+)?more\b|"
@@ -170,7 +214,7 @@ _CHANGED_WISH = re.compile(
 _BARE_CHANNEL = re.compile(rf"^\s*(?:by\s+|via\s+)?(?P<b>{CHANNEL})\s*(?:only|please|pls|instead|then)?\s*$", re.I)
 _VERB_ME = re.compile(
     rf"\b(?P<cue>(?:please\s+|pls\s+|plz\s+|kindly\s+)?(?:only\s+|just\s+|honestly\s+)*)"
-    rf"(?:(?P<v>{CHANNEL_VERB})\s+(?:me|us)|(?:drop|shoot|send|give)\s+(?:me|us)\s+(?:an?\s+)?(?P<n>email|e-mail|mail|line|text|call|ring|whatsapp|message))\b(?P<rest>.*)$",
+    rf"(?:(?P<v>{CHANNEL_VERB})\s+(?:me|us)|(?:drop|shoot|send|give)\s+(?:me|us)\s+(?:an?\s+)?(?P<n>email|e-mail|mail|line|text|txt|sms|call|ring|whatsapp|message))\b(?P<rest>.*)$",
     re.I,
 )
 _ONE_OFF_OBJECT = re.compile(
@@ -190,6 +234,7 @@ _VERB_CHANNEL = {
     "phone": "phone",
     "ring": "phone",
     "text": "SMS",
+    "txt": "SMS",
     "sms": "SMS",
     "whatsapp": "WhatsApp",
     "message": "chat",
@@ -249,7 +294,7 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         )
 
     fresh = bool(_CHANGED_WISH.search(sentence.message or text))
-    for pattern in (_PREFER, _REACH_ME, _BEST_WAY):
+    for pattern in (_PREFER, _REACH_ME, _SEND_BY, _BEST_WAY):
         for match in pattern.finditer(text):
             group = next(
                 name for name in ("p", "a", "c", "o", "w", "q", "u") if name in pattern.groupindex and match.group(name)
@@ -468,8 +513,10 @@ def office_or_location(sentence: Sentence) -> Iterator[Fact]:
         place = _place(match.group("place1") or match.group("place2") or "")
         if place and place.lower() not in {"a", "an", "the"}:
             yield _fact("office", f"Works from the {place} office.", sentence)
-    elif _REMOTE.search(sentence.text):
-        yield _fact("office", "Works remotely.", sentence)
+    elif _REMOTE.search(sentence.text) and not has_words(
+        sentence.message or sentence.text, sentence.languages, "part_time"
+    ):
+        yield _fact("office", "Works remotely.", sentence)  # "home two days a week" is not "Works remotely."
     if match := _BASED.search(sentence.text):
         place = _place(next(group for group in match.groups() if group))
         if place:
@@ -531,8 +578,8 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
 
 
 _ROLE = re.compile(
-    rf"\b(?:i'?m|i\s+am|i\s+work\s+as|i\s+work\s+here\s+as)\s+(?:a|an)\s+(?P<role>(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN})\b|"
-    rf"\bmy\s+(?:role|job|job\s+title|title|position)\s+is\s+(?:a\s+|an\s+)?(?P<role2>(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN})\b",
+    rf"\b(?:i'?m|i\s+am|i\s+work\s+as|i\s+work\s+here\s+as)\s+(?:a|an)\s+(?P<role>(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN}){role_end('en')}|"
+    rf"\bmy\s+(?:role|job|job\s+title|title|position)\s+is\s+(?:a\s+|an\s+)?(?P<role2>(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN}){role_end('en')}",
     re.I,
 )
 
@@ -547,7 +594,13 @@ def role(sentence: Sentence) -> Iterator[Fact]:
         if re.match(r"(?:big|huge|little|bit|new|long-time|loyal)\b", title, re.I):
             return
         article = "an" if title[:1].lower() in "aeiou" else "a"
-        yield _fact("role", f"Works as {article} {title}.", sentence)
+        yield _claimed(_fact("role", f"Works as {article} {title}.", sentence), sentence)
+
+
+def _claimed(fact: Fact, sentence: Sentence) -> Fact:
+    """A job title from a message that asks for something on its strength is a claim, not a fact."""
+    fact.claimed = sentence.claims_authority
+    return fact
 
 
 _APP = re.compile(
@@ -880,6 +933,9 @@ _SWITCHED = re.compile(
 )
 
 
+_PLACES = frozenset({"office"})  # the kind of office and location lines (keys.kind_of)
+
+
 def _table_place(code: str, raw: str) -> str:
     """The place as the person spelled it ("Köln", "Sevilla": a line must name what its source says);
     a place typed in another script is given its English name."""
@@ -930,9 +986,20 @@ def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
             if place and place.lower() not in {"a", "an", "the"}:
                 text = f"Based in {place}." if kind == "location" else f"Works from the {place} office."
                 yield _fact(kind, text, sentence)
+        elif kind == "change":  # said tentatively (the only kind a tentative clause gives): said once
+            if fact := _hedged_change(code, values, sentence):
+                yield fact
+        elif kind == "moved":  # "me mudé de Salamanca a Valladolid": the old place is replaced, in any language
+            old, new = _table_place(code, values["old_place"]), _table_place(code, values["place"])
+            if old:
+                fallback = _fact("location", f"Based in {new}.", sentence) if new else None
+                yield Update(old=old, new=new or None, sources=[sentence.source], fallback=fallback, kinds=_PLACES)
+        elif kind == "place_gone":  # "ya no vivo en Madrid"
+            if place := _table_place(code, values["place"]):
+                yield Update(old=place, new=None, sources=[sentence.source], kinds=_PLACES)
         elif kind == "role":
             if line := _role_line(values, sentence.text):
-                yield _fact("role", line, sentence)
+                yield _claimed(_fact("role", line, sentence), sentence)
         elif kind == "tools":
             for old in integration_names(values.get("old_tool") or ""):
                 yield Update(old=old, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
@@ -949,11 +1016,47 @@ def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
         elif kind == "style" and not one_off_message:
             yield _fact("style", _style_line(sentence.message or sentence.text), sentence)
         elif kind == "plan":
-            name = english_of(code, "plan_names", values.get("plan") or values.get("plan2") or "")
+            raw = values.get("plan") or values.get("plan2") or ""
+            name = english_of(code, "plan_names", raw)
             if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
                 continue
+            if (_integration_name(raw) or _integration_name(name)) and not _said_as_plan(raw).search(sentence.text):
+                continue  # "we moved to Teams" names a tool, not a plan
             key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
             yield _fact(key, f"Is on the {plan_name(name)} plan.", sentence)
+
+
+def _hedged_change(code: str, values: dict, sentence: Sentence) -> Fact | None:
+    """ "quizás nos pasemos al plan Pro" -> "Might move to the Pro plan (said once, 3 Nov)." """
+    if not sentence.hedged or sentence.negated:
+        return None
+    what = values.get("what")
+    if what == "tool":
+        names = integration_names(values.get("tool") or "")
+        if len(names) != 1:
+            return None
+        text = f"Might switch to {names[0]}"
+    elif what == "plan":
+        name = english_of(code, "plan_names", values.get("plan") or "")
+        if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
+            return None
+        text = f"Might move to the {plan_name(name)} plan"
+    elif what == "place":
+        place = _table_place(code, values.get("place") or "")
+        if not place:
+            return None
+        text = f"Might move to {place}"
+    else:
+        return None
+    text = f"{text} (said once, {sentence.day})."
+    return Fact(key=line_key(text) or named_key("change", text), text=text, sources=[sentence.source], tentative=True)
+
+
+def _said_as_plan(name: str) -> re.Pattern[str]:
+    """The name said as a plan: "the Teams plan", "plan Teams", "Teams-Tarif"."""
+    words = r"(?:plan|plans|tier|plano|forfait|offre|abonnement|tarif|abo|प्लान)"
+    escaped = re.escape(name)
+    return re.compile(rf"\b{escaped}[-\s]+{words}\b|\b{words}\s+{escaped}\b", re.I)
 
 
 def _style_line(message: str) -> str:

@@ -1,16 +1,18 @@
 """A small rules engine over the phrase tables (phrases/<language>.json): each table lists, per kind of
 fact, the patterns that say it in that language, with slots for the words it carries.
 
-Slots: ``{channel}`` ``{language}`` ``{place}`` ``{role}`` ``{team}`` ``{tool}`` ``{tools}`` ``{plan}``.
+Slots: ``{channel}`` ``{language}`` ``{place}`` ``{old_place}`` ``{role}`` ``{team}`` ``{tool}`` ``{tools}`` ``{plan}``.
 A slot matches that language's words (``channels``, ``languages``, ``roles``, ``place_names``,
 ``plan_names``) and the shared English ones (tool and plan names, cities, job titles), and what it
 matched is written into the line in English. The kinds a table can say:
 
 ``contact_prefer`` / ``contact_request`` / ``contact_avoid`` (hints merged per message into one contact
-line), ``language``, ``location``, ``office``, ``role``, ``team``, ``tools``, ``tool_gone``, ``plan``.
+line), ``language``, ``location``, ``office``, ``moved`` (from ``{old_place}`` to ``{place}``), ``place_gone``,
+``role``, ``team``, ``tools``, ``tool_gone``, ``plan``.
 
 The table's ``negation`` and ``tentative`` words keep a positive pattern silent in a clause that holds
-them: a rule that is unsure says nothing rather than the opposite.
+them: a rule that is unsure says nothing rather than the opposite. The ``change`` kind ("quizás nos
+pasemos a HubSpot") is the one read in a tentative clause: it gives a said-once line.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from .vocabulary import (
     table,
 )
 
-NEGATIVE_KINDS = frozenset({"contact_avoid", "tool_gone"})
+NEGATIVE_KINDS = frozenset({"contact_avoid", "tool_gone", "place_gone"})
+HEDGED_KINDS = frozenset({"change"})  # "quizás nos pasemos a HubSpot": read in a tentative clause only
 _DEVANAGARI = re.compile(r"[\u0900-\u097F]")
 _CAPITALISED = r"(?-i:[A-Z\u00C0-\u00DE][\w\-]+)(?:\s+(?-i:[A-Z\u00C0-\u00DE][\w\-]+)){0,2}"
 
@@ -58,6 +61,19 @@ def _words(code: str, key: str) -> dict[str, str]:
     return {word: word for word in value} if isinstance(value, list) else dict(value)
 
 
+_LETTER = r"[\w'\u2019\u0900-\u0963\u0966-\u097F]"  # Devanagari without its full stops (। ॥)
+
+
+@cache
+def role_end(code: str) -> str:
+    """Where a job title may end: the end of the clause, a punctuation mark, or one of the language's
+    ``role_ends`` words ("at", "en", "bei", "hoon"). Any other word after it is part of the title
+    ("nurse manager", "teacher's assistant", "ingeniera de software"), so a shorter known title is
+    never taken from a longer one."""
+    ends = set(table("en").get("role_ends") or []) | set(table(code).get("role_ends") or [])
+    return rf"(?=\s*$|\s*[,.;:!?()\u0964]|\s+{alternation(ends)}(?!{_LETTER}))"
+
+
 @cache
 def _slots(code: str) -> dict[str, str]:
     channels = {**CHANNELS, **_words(code, "channels")}
@@ -71,7 +87,8 @@ def _slots(code: str) -> dict[str, str]:
         "channel": rf"(?P<channel>{alternation(channels)})",
         "language": rf"(?P<language>{alternation(languages)})",
         "place": rf"(?P<place>{alternation(places)}(?![\w\-])|{_CAPITALISED})",
-        "role": rf"(?P<role>{alternation(roles) + '|' if roles else ''}(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN})",
+        "old_place": rf"(?P<old_place>{alternation(places)}(?![\w\-])|{_CAPITALISED})",
+        "role": rf"(?P<role>{alternation(roles) + '|' if roles else ''}(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN}){role_end(code)}",
         "team": r"(?P<team>[\w\-]+(?:\s+(?!(?:at|in|for|with|here|team)\b)[\w\-]+)?)",
         "old_tool": rf"(?P<old_tool>{tool})",
         "tool": rf"(?P<tool>{tool})",
@@ -162,9 +179,12 @@ def read(text: str, codes: tuple[str, ...]) -> list[Match]:
     out = []
     for code in codes:
         # each table is read with its own negation words: Portuguese "no" ("in the") negates nothing
-        unsure = has_words(text, (code,), "negation") or has_words(text, (code,), "tentative")
+        negated = has_words(text, (code,), "negation")
+        unsure = has_words(text, (code,), "tentative")
         for kind, pattern, extra in compiled(code):
-            if unsure and kind not in NEGATIVE_KINDS:
+            if negated and kind not in NEGATIVE_KINDS:
+                continue
+            if unsure and kind not in NEGATIVE_KINDS | HEDGED_KINDS:
                 continue
             match = pattern.search(text)
             if not match:

@@ -37,7 +37,7 @@ CHANNELS: dict[str, str] = dict(_EN["channels"])
 CHANNEL = alternation(
     word for word in CHANNELS if word not in {"slack", "teams", "signal", "my inbox", "inbox", "ringing", "calling"}
 )
-CHANNEL_VERB = r"(?:e-?mail|mail|call|phone|ring|text|sms|whatsapp|message)"
+CHANNEL_VERB = r"(?:e-?mail|mail|call|phone|ring|text|txt|sms|whatsapp|message)"
 
 LANGUAGE_NAMES: dict[str, str] = dict(_EN["languages"])
 LANGUAGE = alternation(LANGUAGE_NAMES)
@@ -71,7 +71,9 @@ INJECTION = re.compile(
 )
 # A purchase the person says is for someone else: the action it matches adds nothing (R13).
 PURCHASE_LABEL = re.compile(
-    r"\b(?:bought|buy|purchas\w*|order\w*|booked|book|renew\w*|paid|pay|subscrib\w*|gift\w*|reserv\w*)\b", re.I
+    r"\b(?:bought|buy|purchas\w*|order\w*|booked|book|renew\w*|paid|pay|subscrib\w*|gift\w*|reserv\w*|placed|"
+    r"enrol\w*|register\w*|signed\s+up|sign\s+up|scheduled|tickets?|sent|shipped|delivered|topped\s+up|recharged)\b",
+    re.I,
 )
 
 STOP_WORDS = frozenset(

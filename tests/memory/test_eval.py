@@ -63,7 +63,9 @@ def test_a_forbidden_pattern_is_tried_against_every_kept_line_not_only_the_first
         "chats": [
             {
                 "at": "2026-11-03T10:00:00+00:00",
-                "turns": [{"role": "user", "text": "I work from the Pune office. Please email me, I hate phone calls."}],
+                "turns": [
+                    {"role": "user", "text": "I work from the Pune office. Please email me, I hate phone calls."}
+                ],
             }
         ],
         "expect": {"never_match": ["^Works from", "^Prefers email"]},

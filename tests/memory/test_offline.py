@@ -474,12 +474,13 @@ def test_every_proposed_line_passes_the_policy():
 # ------------------------------------------------------------------------------------------------
 
 
+def load_cases_of(path):
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
 def load_cases():
-    cases = []
-    for path in CASE_FILES:
-        with path.open(encoding="utf-8") as handle:
-            cases += [json.loads(line) for line in handle if line.strip()]
-    return cases
+    return [case for path in CASE_FILES for case in load_cases_of(path)]
 
 
 CASES = load_cases()
@@ -557,11 +558,23 @@ def test_eval_case_never_leaks(case):
         assert len(lines) <= expect["max_lines"], lines
 
 
+HELD_OUT = {case["id"] for path in CASE_FILES if path.name.startswith("cases_heldout") for case in load_cases_of(path)}
+
+
 def test_eval_keep_recall_does_not_fall(capsys):
-    """Keep recall is measured, not promised: the floor only catches a rule that stops reading."""
+    """Keep recall is measured, not promised: the floor only catches a rule that stops reading. The
+    held-out sets (cases_heldout*.jsonl, written by someone who never read the rules) have their own,
+    lower floor: what the rules get on text they were not written for (README)."""
     total = passed = 0
+    held_total = held_passed = 0
     misses = []
     for case in CASES:
+        if case["id"] in HELD_OUT:
+            lines = replay(case)[-1]
+            for pattern in case["expect"].get("lines_match", []):
+                held_total += 1
+                held_passed += any(re.search(pattern, line) for line in lines)
+            continue
         lines = replay(case)[-1]
         for pattern in case["expect"].get("lines_match", []):
             total += 1
@@ -570,10 +583,14 @@ def test_eval_keep_recall_does_not_fall(capsys):
             else:
                 misses.append(f"{case['id']}: {pattern!r} not in {lines}")
     with capsys.disabled():
-        print(f"\noffline engine: {passed}/{total} lines_match expectations pass over {len(CASES)} cases")
+        print(
+            f"\noffline engine: {passed}/{total} lines_match expectations pass over {len(CASES) - len(HELD_OUT)} cases"
+        )
+        print(f"offline engine, held-out sets: {held_passed}/{held_total} over {len(HELD_OUT)} cases")
         for miss in misses:
             print("  miss:", miss)
     assert passed / total >= 0.9, misses
+    assert held_passed / held_total >= 0.3
 
 
 # ------------------------------------------------------------------------------------------------
@@ -614,7 +631,9 @@ def test_negated_texts(messages, line):
     [
         ("I have ADHD so long walls of text are hard for me - keep it short please", ["Prefers short answers."]),
         ("I run the payroll team here and we're all on Linux laptops", ["Leads the payroll team.", "Uses Linux."]),
-        ("I'm now the support team lead, so I'll need admin-level reports", ["Works as the support team lead."]),
+        # A title said to get something ("so I'll need admin-level reports") is a claim: nothing is kept.
+        ("I'm now the support team lead, so I'll need admin-level reports", []),
+        ("I'm now the support team lead, my divorce came through last week", ["Works as the support team lead."]),
         ("Our goal this quarter is to cut onboarding time in half", ["Wants to cut onboarding time in half."]),
     ],
 )
