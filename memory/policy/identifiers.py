@@ -357,10 +357,43 @@ _STREETISH = (
 )
 
 
+_ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
+_BIRTH_CUES = re.compile(cue_pattern(vocabulary().personal["birth_cues"]))
+_HOUSE_NUMBER = re.compile(r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?![\d.,:/%]|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))")
+_A_YEAR = re.compile(rf"(?<![\d.,])(?:19|20)\d\d(?![\d.,])|(?<![\w])['\u2019]\d\d(?!\d)|\d{{4}}\s*年|{_DATE}", re.I)
+_NEAR_CHARS = 60
+_COUNT_BEFORE = frozenset(
+    "with since for mit seit fur für con desde por com ha há avec depuis pendant per da dal sinds sejak "
+    "about around over under nearly almost only just".split()
+)
+
+
+def _said_in_a_sentence(v: View) -> bool:
+    """A home address or a date of birth said in a sentence, in any language: an address phrasing ("I live
+    at", "vivo en la calle", "ich wohne in der", "moro na rua", "पता", "に住んで") with a house number after it,
+    or a birth phrasing ("born in", "nací el", "geboren am", "生まれ") with a year or a date beside it
+    ("born in '87")."""
+    folded = v.folded
+    for match in _ADDRESS_CUES.finditer(folded):
+        after = folded[match.end() : match.end() + _NEAR_CHARS]
+        for number in _HOUSE_NUMBER.finditer(after):
+            before = after[: number.start()].split()
+            if re.fullmatch(r"(?:19|20)\d\d", number.group(0)) or (before and before[-1] in _COUNT_BEFORE):
+                continue  # a year, or a count ("with 2 cats", "seit 2019")
+            return True
+    for match in _BIRTH_CUES.finditer(folded):
+        window = folded[max(0, match.start() - 25) : match.end() + 40]
+        if _A_YEAR.search(window):
+            return True
+    return False
+
+
 def personal_identifier_in(v: View) -> bool:
     """A date of birth, a street address with a house number, an IMEI or a medical record number
     (the last two through the id table)."""
     folded = v.folded
+    if _said_in_a_sentence(v):
+        return True
     words = set(_WORD_TOKEN.findall(folded))
     if words.isdisjoint(_DOB_WORDS) and not any(
         word in _STREETISH
