@@ -77,83 +77,105 @@ def examples(module):
     return found
 
 
-rows = []
-rng = random.Random(24)
-for info in pkgutil.walk_packages(stdnum.__path__, "stdnum."):
-    name = info.name
-    if name in SKIP or name.count(".") < 2 or name.rsplit(".", 1)[1] in NOT_A_PERSON:
-        continue
-    try:
-        module = importlib.import_module(name)
-    except Exception:
-        continue
-    if not hasattr(module, "is_valid") or not hasattr(module, "compact"):
-        continue
-    valid = []
-    for ex in examples(module):
+def measure() -> list[tuple]:
+    """One row per checksummed format: (module, title, lengths, digits, detects, collide, bank)."""
+    rows = []
+    rng = random.Random(24)
+    for info in pkgutil.walk_packages(stdnum.__path__, "stdnum."):
+        name = info.name
+        if name in SKIP or name.count(".") < 2 or name.rsplit(".", 1)[1] in NOT_A_PERSON:
+            continue
         try:
-            c = module.compact(ex)
+            module = importlib.import_module(name)
         except Exception:
             continue
-        if module.is_valid(ex):
-            valid.append(re.sub(r"[\s.\-/]", "", c).upper())
-    if not valid:
-        continue
-    lengths = sorted({len(v) for v in valid})
-    digits = all(v.isdigit() for v in valid)
-    # a checksum: one changed character makes it invalid
-    changed = total = 0
-    for v in valid:
-        for i in range(len(v)):
-            alphabet = string.digits if v[i].isdigit() else string.ascii_uppercase
-            for c in alphabet:
-                if c == v[i]:
-                    continue
-                total += 1
-                changed += not module.is_valid(v[:i] + c + v[i + 1 :])
-    detects = changed / total if total else 0
-    if detects < 0.5:
-        continue  # no check: a format, not a checksum
-    # collisions: random values shaped like the examples (letters where they have letters)
-    trials, hits = 4000, 0
-    for _ in range(trials):
-        v = rng.choice(valid)
-        s = "".join(
-            rng.choice(string.digits) if ch.isdigit() else rng.choice(string.ascii_uppercase) if ch.isalpha() else ch
-            for ch in v
+        if not hasattr(module, "is_valid") or not hasattr(module, "compact"):
+            continue
+        valid = []
+        for ex in examples(module):
+            try:
+                c = module.compact(ex)
+            except Exception:
+                continue
+            if module.is_valid(ex):
+                valid.append(re.sub(r"[\s.\-/]", "", c).upper())
+        if not valid:
+            continue
+        lengths = sorted({len(v) for v in valid})
+        digits = all(v.isdigit() for v in valid)
+        # a checksum: one changed character makes it invalid
+        changed = total = 0
+        for v in valid:
+            for i in range(len(v)):
+                alphabet = string.digits if v[i].isdigit() else string.ascii_uppercase
+                for c in alphabet:
+                    if c == v[i]:
+                        continue
+                    total += 1
+                    changed += not module.is_valid(v[:i] + c + v[i + 1 :])
+        detects = changed / total if total else 0
+        if detects < 0.5:
+            continue  # no check: a format, not a checksum
+        # collisions: random values shaped like the examples (letters where they have letters)
+        trials, hits = 4000, 0
+        for _ in range(trials):
+            v = rng.choice(valid)
+            s = "".join(
+                rng.choice(string.digits)
+                if ch.isdigit()
+                else rng.choice(string.ascii_uppercase)
+                if ch.isalpha()
+                else ch
+                for ch in v
+            )
+            try:
+                hits += bool(module.is_valid(s))
+            except Exception:
+                pass
+        title = (module.__doc__ or "").strip().splitlines()[0].strip().rstrip(".")
+        rows.append(
+            (
+                name,
+                title,
+                lengths,
+                digits,
+                round(detects, 3),
+                hits / trials,
+                bool(BANK.search(name + " " + title.lower())),
+            )
         )
-        try:
-            hits += bool(module.is_valid(s))
-        except Exception:
-            pass
-    title = (module.__doc__ or "").strip().splitlines()[0].strip().rstrip(".")
-    rows.append(
-        (name, title, lengths, digits, round(detects, 3), hits / trials, bool(BANK.search(name + " " + title.lower())))
-    )
+    return rows
 
-out = [
-    "# python-stdnum's checksummed formats, measured by memory/vocabulary/make_stdnum.py (python-stdnum "
-    f"{stdnum.__version__}): do not edit by hand.",
-    "#   module     the python-stdnum module whose is_valid() a compact value must pass",
-    "#   title      its own first docstring line: its acronym and name are its context words",
-    "#   lengths    the compact lengths of its valid examples; digits: examples are all digits",
-    "#   detects    share of one-character changes to a valid example its check rejects",
-    "#   collide    share of random values of the examples' shapes it accepts (above the id rule's limit a",
-    "#              context word is needed)",
-    "#   bank       a bank account, not a government id",
-    "",
-]
-for name, title, lengths, digits, detects, collide, bank in rows:
-    out.append("[[format]]")
-    out.append(f'module = "{name[len("stdnum.") :]}"')
-    out.append("title = " + json.dumps(title, ensure_ascii=False))
-    out.append(f"lengths = {lengths}")
-    out.append(f"digits = {'true' if digits else 'false'}")
-    out.append(f"detects = {detects}")
-    out.append(f"collide = {collide}")
-    if bank:
-        out.append("bank = true")
-    out.append("")
-target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "stdnum.toml"
-target.write_text("\n".join(out), encoding="utf-8")
-print(len(rows), "formats")
+
+def render(rows: list[tuple]) -> str:
+    out = [
+        "# python-stdnum's checksummed formats, measured by memory/vocabulary/make_stdnum.py (python-stdnum "
+        f"{stdnum.__version__}): do not edit by hand.",
+        "#   module     the python-stdnum module whose is_valid() a compact value must pass",
+        "#   title      its own first docstring line: its acronym and name are its context words",
+        "#   lengths    the compact lengths of its valid examples; digits: examples are all digits",
+        "#   detects    share of one-character changes to a valid example its check rejects",
+        "#   collide    share of random values of the examples' shapes it accepts (above the id rule's limit a",
+        "#              context word is needed)",
+        "#   bank       a bank account, not a government id",
+        "",
+    ]
+    for name, title, lengths, digits, detects, collide, bank in rows:
+        out.append("[[format]]")
+        out.append(f'module = "{name[len("stdnum.") :]}"')
+        out.append("title = " + json.dumps(title, ensure_ascii=False))
+        out.append(f"lengths = {lengths}")
+        out.append(f"digits = {'true' if digits else 'false'}")
+        out.append(f"detects = {detects}")
+        out.append(f"collide = {collide}")
+        if bank:
+            out.append("bank = true")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # only when run: importing it (a test that imports every module) writes nothing
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "stdnum.toml"
+    rows = measure()
+    target.write_text(render(rows), encoding="utf-8")
+    print(len(rows), "formats")
