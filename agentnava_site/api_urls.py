@@ -14,20 +14,9 @@ from memory import api as memory_api
 from memory import api_jobs, api_people
 from webhooks import api as webhooks_api
 
+from .raw_path import EndUserIdConverter
 
-class EndUserIdConverter:
-    """An endUserId in a path: any characters, "/" and line breaks included (Django's `path`
-    converter stops at a line break); the services decide what is a valid id."""
-
-    regex = r"[\s\S]+"
-
-    def to_python(self, value):
-        return value
-
-    def to_url(self, value):
-        return value
-
-
+# One segment, whatever it holds: "bob/memory" and "bob" are two people on every route (raw_path).
 register_converter(EndUserIdConverter, "end_user_id")
 
 END_USER = "agents/<str:agent_id>/end-users/<end_user_id:end_user_id>"
@@ -39,7 +28,6 @@ v1 = [
     path("agents/<str:agent_id>/memories", memory_api.MemoryListApi.as_view(), name="agent-memories"),
     path("agents/<str:agent_id>/conversations", agents_api.ConversationStartApi.as_view(), name="agent-start"),
     path("agents/<str:agent_id>/end-users", api_people.PeopleApi.as_view(), name="agent-end-users"),
-    # An endUserId may hold "/": the longer routes come first.
     path(f"{END_USER}/memory/stop", memory_api.MemoryStopApi.as_view(), name="memory-stop"),
     path(f"{END_USER}/memory", memory_api.MemoryApi.as_view(), name="memory"),
     path(f"{END_USER}/consent", consent_api.ConsentApi.as_view(), name="consent"),

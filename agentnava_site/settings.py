@@ -59,6 +59,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "ops.middleware.RequestLogMiddleware",  # one log line per request, request counters (/metrics)
+    "agentnava_site.raw_path.RawPathMiddleware",  # API paths route on the segments as sent (bob%2Fmemory)
     "django.middleware.security.SecurityMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",  # PERMISSIONS_POLICY below, every response
     "agentnava_site.middleware.PrivatePagesMiddleware",  # Cache-Control: private, no-store when signed in

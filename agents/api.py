@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from . import agent_config, services
 from .api_base import (
+    END_USER_ID_ERRORS,
     NO_CONTENT,
     StrictBooleanField,
     StrictCharField,
@@ -266,7 +267,12 @@ class ConversationOut(serializers.Serializer):
 
 class ConversationStartApi(TeamApi):
     class StartIn(StrictSerializer):
-        endUserId = StrictCharField(max_length=200, help_text="Your stable id for this person (R24).")
+        endUserId = StrictCharField(
+            max_length=200,
+            trim_whitespace=False,
+            help_text="Your stable id for this person (R24), in its normal form (NFC, no whitespace at the ends, "
+            "no control characters): it is never trimmed.",
+        )
         memory = StrictBooleanField(
             required=False, default=True, help_text="false: use nothing remembered and add nothing."
         )
@@ -282,7 +288,7 @@ class ConversationStartApi(TeamApi):
         "once, here: not with `memory: false`, memory off, a plan without memory, a project, an end user "
         "who asked to stop, or ask-first without a yes.",
         request=StartIn,
-        responses={201: ConversationOut, **errors("agent_not_found", body=True)},
+        responses={201: ConversationOut, **errors(*END_USER_ID_ERRORS, "agent_not_found", body=True)},
     )
     def post(self, request, agent_id):
         agent = self.agent(agent_id)

@@ -8,8 +8,9 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serial
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from . import access, services
+from . import access, end_user_ids, services
 from .api_errors import error_codes
+from .end_user_ids import end_user_id_refusal
 from .errors import AppError
 from .models import Agent, Conversation, EndUser
 from .selectors import end_user_of
@@ -146,18 +147,30 @@ class TeamApi(APIView):
         return conversation
 
 
+# What an operation that takes an endUserId to write (a path or a body) can answer about it.
+END_USER_ID_ERRORS = (end_user_ids.INVALID, end_user_ids.NOT_NORMAL)
+
+
+def end_user_id_for_lookup(end_user_id: str) -> str | None:
+    """An endUserId from a path, checked as the services check it (`agents.end_user_ids`): one not
+    in its normal form is refused (400, never trimmed into someone else's); one that cannot name
+    anybody (empty, too long) is None, so it is simply not found."""
+    refusal = end_user_id_refusal(end_user_id)
+    if refusal is None:
+        return end_user_id
+    if refusal[0] == end_user_ids.NOT_NORMAL:
+        raise AppError(*refusal, field="endUserId")
+    return None
+
+
 def end_user_lookup(agent: Agent, end_user_id: str) -> EndUser | None:
-    """The agent's end user for an endUserId from a path (normalised as the services do), or None."""
-    external_id = end_user_id.strip()
-    if not usable_id(external_id, services.MAX_END_USER_ID_CHARS):
-        return None
-    return end_user_of(agent, external_id)
+    """The agent's end user for an endUserId from a path, or None (a non-normal id: 400)."""
+    external_id = end_user_id_for_lookup(end_user_id)
+    return end_user_of(agent, external_id) if external_id is not None else None
 
 
 def end_user_for_write(agent: Agent, end_user_id: str) -> EndUser:
     """The agent's end user for an endUserId from a path, made if new; a bad id is refused."""
-    if "\x00" in end_user_id:
-        raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
     return services.end_user_get_or_create(agent=agent, external_id=end_user_id)
 
 

@@ -33,6 +33,11 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "invalid_json": (400, "The body is not valid JSON."),
     "invalid_config": (400, "The configuration change is refused (e.g. quietMinutes 7); nothing was published."),
     "invalid_end_user_id": (400, "endUserId must be 1 to 200 characters."),
+    "end_user_id_not_normal": (
+        400,
+        "endUserId is not in its one normal form: Unicode NFC, no whitespace at the start or end, no control "
+        "characters. It is never trimmed or changed for you (so a hash or a lookup is always of the id sent).",
+    ),
     "invalid_message": (400, "A message needs some text."),
     "not_authenticated": (401, "No API key was sent: use Authorization: Bearer <key>."),
     "invalid_api_key": (401, "The API key is not valid or has been revoked."),

@@ -33,6 +33,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from .end_user_ids import end_user_id_check
 from .errors import AppError, NotFound
 from .models import Agent, AgentVersion, Conversation, EndUser
 from .ports import ports
@@ -118,8 +119,9 @@ def identity_resolve(
     """Who this request speaks for. A site's user needs the matching hash (refused with 403
     otherwise); a visitor id that does not verify is replaced by a fresh one. Writes nothing."""
     if end_user_id not in (None, ""):
-        if not isinstance(end_user_id, str) or len(end_user_id) > 200 or not end_user_id.strip():
-            raise AppError("invalid_end_user_id", "endUserId must be 1 to 200 characters.", field="endUserId")
+        # The id is checked in its one form before the hash: the hash then signs exactly the id
+        # that is looked up (a hash for "bob" never opens " bob" or "bob\n": they are refused).
+        end_user_id_check(end_user_id)
         expected = end_user_hash(agent, end_user_id)
         if not isinstance(end_user_hash_given, str) or not same_secret(expected, end_user_hash_given.lower()):
             raise AppError(

@@ -16,6 +16,7 @@ from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from . import access, agent_config
+from .end_user_ids import end_user_id_check
 from .errors import AppError, InvalidConfig
 from .models import (
     ActionRun,
@@ -37,7 +38,6 @@ from .ports import ports
 User = get_user_model()
 
 API_KEY_PREFIX = "ank_"
-MAX_END_USER_ID_CHARS = 200
 
 
 # --- Teams and members --------------------------------------------------------------------
@@ -359,13 +359,10 @@ def agent_delete(*, agent: Agent, actor=None) -> None:
 
 
 def end_user_get_or_create(*, agent: Agent, external_id: str) -> EndUser:
-    external_id = (external_id or "").strip() if isinstance(external_id, str) else ""
-    if not external_id or len(external_id) > MAX_END_USER_ID_CHARS or "\x00" in external_id:
-        raise AppError(
-            "invalid_end_user_id",
-            f"endUserId must be 1 to {MAX_END_USER_ID_CHARS} characters, without NUL.",
-            field="endUserId",
-        )
+    """The agent's end user with exactly this id, made if new. An id not in its one normal form
+    (`agents.end_user_ids`: NFC, no whitespace at the ends, no control characters) is refused,
+    never trimmed into another person's."""
+    end_user_id_check(external_id)
     try:
         with transaction.atomic():
             end_user, _ = EndUser.objects.get_or_create(agent=agent, external_id=external_id)

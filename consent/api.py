@@ -6,7 +6,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from agents.api_base import StrictBooleanField, StrictSerializer, TeamApi, end_user_for_write, errors, parse_body
+from agents.api_base import (
+    END_USER_ID_ERRORS,
+    StrictBooleanField,
+    StrictSerializer,
+    TeamApi,
+    end_user_for_write,
+    errors,
+    parse_body,
+)
 
 from .models import Consent
 from .services import consent_set
@@ -35,7 +43,7 @@ class ConsentApi(TeamApi):
             )
         ],
         request=ConsentIn,
-        responses={200: ConsentOut, **errors("invalid_end_user_id", "agent_not_found", body=True)},
+        responses={200: ConsentOut, **errors(*END_USER_ID_ERRORS, "agent_not_found", body=True)},
     )
     def post(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)

@@ -11,6 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from agents.api_base import (
+    END_USER_ID_ERRORS,
     NO_CONTENT,
     StrictBooleanField,
     StrictCharField,
@@ -18,6 +19,7 @@ from agents.api_base import (
     StrictSerializer,
     TeamApi,
     end_user_for_write,
+    end_user_id_for_lookup,
     end_user_lookup,
     errors,
     parse_body,
@@ -25,7 +27,6 @@ from agents.api_base import (
 )
 from agents.errors import AppError
 from agents.models import Agent
-from agents.services import MAX_END_USER_ID_CHARS
 
 from . import policy, services
 from .models import MemoryRun
@@ -41,7 +42,12 @@ TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
 
 END_USER_PATH = OpenApiParameter(
-    "end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person."
+    "end_user_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="Your endUserId for this person, percent-encoded as one path segment "
+    "(`encodeURIComponent(id)`: `bob/memory` is `bob%2Fmemory`, another person than `bob`). It must be in its "
+    "normal form: Unicode NFC, no whitespace at the ends, no control characters.",
 )
 ETAG = OpenApiParameter(
     "ETag",
@@ -228,13 +234,13 @@ class MemoryApi(TeamApi):
         "`If-Match` on a set or delete made from this read). A known end user whose memory is empty (never "
         "written, deleted, or emptied) answers 200 with empty `text` and the fields that apply; an endUserId "
         "this agent never met answers 404 `end_user_not_found`.",
-        responses={200: MemoryOut, **errors("agent_not_found", "end_user_not_found")},
+        responses={200: MemoryOut, **errors("end_user_id_not_normal", "agent_not_found", "end_user_not_found")},
     )
     def get(self, request, agent_id, end_user_id):
-        external_id = end_user_id.strip()
+        external_id = end_user_id_for_lookup(end_user_id)
         found_agent, read = False, None
         if usable_id(agent_id, Agent._meta.get_field("public_id").max_length):
-            usable = usable_id(external_id, MAX_END_USER_ID_CHARS)
+            usable = external_id is not None
             # One statement: the agent (the key's team's), the end user through its (agent,
             # external_id) index, the memory and its R21 fields (memory.selectors).
             found_agent, read = api_memory_read(
@@ -263,7 +269,7 @@ class MemoryApi(TeamApi):
             200: MemoryOut,
             **errors(
                 "memory_refused",
-                "invalid_end_user_id",
+                *END_USER_ID_ERRORS,
                 "plan_required",
                 "agent_not_found",
                 "memory_stopped",
@@ -298,7 +304,7 @@ class MemoryApi(TeamApi):
         "Answers 204 also when there was nothing to delete, and whatever the plan or memory setting. With "
         "`If-Match`, refused with `memory_changed` (nothing deleted) when the memory no longer reads that version.",
         parameters=[END_USER_PATH, IF_MATCH],
-        responses={204: NO_CONTENT, **errors("agent_not_found", "memory_changed")},
+        responses={204: NO_CONTENT, **errors(*END_USER_ID_ERRORS, "agent_not_found", "memory_changed")},
     )
     def delete(self, request, agent_id, end_user_id):
         end_user = end_user_lookup(self.agent(agent_id), end_user_id)
@@ -325,7 +331,7 @@ class MemoryStopApi(TeamApi):
         "chats do not use it. `stop: false`: memory resumes from now. Answers the memory.",
         parameters=[END_USER_PATH, ETAG],
         request=StopIn,
-        responses={200: MemoryOut, **errors("invalid_end_user_id", "agent_not_found", body=True)},
+        responses={200: MemoryOut, **errors(*END_USER_ID_ERRORS, "agent_not_found", body=True)},
     )
     def post(self, request, agent_id, end_user_id):
         agent = self.agent(agent_id)
@@ -358,7 +364,7 @@ class EndUserApi(TeamApi):
         "kind; 404 `end_user_not_found` when this agent knows no such endUserId, so a typo in a deletion "
         "request never looks done.",
         parameters=[END_USER_PATH],
-        responses={200: ErasedOut, **errors("agent_not_found", "end_user_not_found")},
+        responses={200: ErasedOut, **errors("end_user_id_not_normal", "agent_not_found", "end_user_not_found")},
         examples=[
             OpenApiExample(
                 "erased",

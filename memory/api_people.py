@@ -14,12 +14,12 @@ from rest_framework.response import Response
 
 from agents import access
 from agents.api import ConversationOut
-from agents.api_base import TeamApi, end_user_lookup, errors, usable_id
+from agents.api_base import TeamApi, end_user_id_for_lookup, end_user_lookup, errors
 from agents.api_lists import ConversationDetailOut, with_transcript
+from agents.end_user_ids import MAX_END_USER_ID_CHARS, end_user_id_part_refusal
 from agents.errors import AppError
 from agents.keyset import PageNext, PageQueryIn, keyset_page
 from agents.models import Agent, AuditEvent, Conversation, EndUser, Message
-from agents.services import MAX_END_USER_ID_CHARS
 from consent.models import Consent
 from consent.selectors import consent_of
 
@@ -31,7 +31,12 @@ from .selectors import memories_of, memories_present
 TAG_PEOPLE = ["End users"]
 
 END_USER_PATH = OpenApiParameter(
-    "end_user_id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Your endUserId for this person."
+    "end_user_id",
+    OpenApiTypes.STR,
+    OpenApiParameter.PATH,
+    description="Your endUserId for this person, percent-encoded as one path segment "
+    "(`encodeURIComponent(id)`: `bob/memory` is `bob%2Fmemory`, another person than `bob`). It must be in its "
+    "normal form: Unicode NFC, no whitespace at the ends, no control characters.",
 )
 
 
@@ -139,7 +144,7 @@ class PeopleApi(TeamApi):
         description="Everyone this agent has met, with or without a memory, newest first (by `firstSeenAt`), "
         "with the R21 fields. `q` keeps the endUserIds that start with it.",
         parameters=[QueryIn],
-        responses={200: EndUserPageOut, **errors("agent_not_found")},
+        responses={200: EndUserPageOut, **errors("end_user_id_not_normal", "agent_not_found")},
         examples=[
             OpenApiExample(
                 "people",
@@ -187,6 +192,9 @@ class PeopleApi(TeamApi):
         if query.get("q"):
             if "\x00" in query["q"]:
                 raise serializers.ValidationError({"q": ["Null characters are not allowed."]})
+            refusal = end_user_id_part_refusal(query["q"])
+            if refusal is not None:
+                raise AppError(*refusal, field="q")
             # Exact and case-sensitive on every database (SQLite's LIKE ignores case).
             people = people.annotate(id_prefix=Substr("external_id", 1, len(query["q"]))).filter(id_prefix=query["q"])
         page, next_page = keyset_page(with_person_fields(people), field="created_at", query=query)
@@ -217,7 +225,10 @@ class PersonConversationsApi(TeamApi):
         description="Their conversations on this agent, newest first (by `startedAt`); read one with "
         "`GET /conversations/{id}`.",
         parameters=[END_USER_PATH, QueryIn],
-        responses={200: ConversationPageOut, **errors("agent_not_found", "end_user_not_found")},
+        responses={
+            200: ConversationPageOut,
+            **errors("end_user_id_not_normal", "agent_not_found", "end_user_not_found"),
+        },
     )
     def get(self, request, agent_id, end_user_id):
         end_user = known_end_user(self.agent(agent_id), end_user_id)
@@ -294,7 +305,7 @@ class PersonExportApi(TeamApi):
         "JSON document: their memory with the R21 fields, every change's counts, their consent, and every "
         "conversation with its messages, actions and events.",
         parameters=[END_USER_PATH],
-        responses={200: ExportOut, **errors("agent_not_found", "end_user_not_found")},
+        responses={200: ExportOut, **errors("end_user_id_not_normal", "agent_not_found", "end_user_not_found")},
         examples=[
             OpenApiExample(
                 "export",
@@ -376,8 +387,8 @@ class TeamEraseOut(serializers.Serializer):
 def team_erase(team, end_user_id: str) -> list[dict]:
     """Erase one endUserId on every agent of the team, all or nothing (`services.end_user_erase`
     on each); answers what went, per agent. None when no agent of the team knows them."""
-    external_id = end_user_id.strip()
-    if not usable_id(external_id, MAX_END_USER_ID_CHARS):
+    external_id = end_user_id_for_lookup(end_user_id)
+    if external_id is None:
         return []
     erased = []
     with transaction.atomic():
@@ -405,7 +416,7 @@ class TeamEraseApi(TeamApi):
         "removed per agent; 404 `end_user_not_found` when no agent of the team knows them. Owners and admins "
         "only (403 `admin_only`); recorded in the team's audit log with the number of agents, not the id.",
         parameters=[END_USER_PATH],
-        responses={200: TeamEraseOut, **errors("admin_only", "end_user_not_found")},
+        responses={200: TeamEraseOut, **errors("admin_only", "end_user_id_not_normal", "end_user_not_found")},
         examples=[
             OpenApiExample(
                 "erased",
@@ -442,7 +453,7 @@ class TeamEraseApi(TeamApi):
             action=AuditEvent.Action.END_USER_ERASED,
             detail={"agents": len(erased)},
         )
-        return Response(TeamEraseOut({"endUserId": end_user_id.strip(), "agents": erased}).data)
+        return Response(TeamEraseOut({"endUserId": end_user_id, "agents": erased}).data)
 
 
 __all__ = ["PeopleApi", "PersonConversationsApi", "PersonExportApi", "TeamEraseApi", "end_user_export", "team_erase"]

@@ -11,6 +11,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from agents.end_user_ids import end_user_id_part_refusal
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 from consent.selectors import consent_of
@@ -89,11 +90,16 @@ def changed_by_last_apply(agent: Agent) -> QuerySet[EndUser]:
 def people_page(
     agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE
 ) -> PeoplePage:
-    query = (query or "").strip()
+    query = query or ""
     if len(query) > MAX_SEARCH_CHARS:
         raise AppError(
             "invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q"
         )
+    # A search is for part of an id, so it follows the id's rules (agents.end_user_ids): typed as is,
+    # never trimmed; what no id can hold is said so.
+    refusal = end_user_id_part_refusal(query)
+    if refusal is not None:
+        raise AppError("invalid_search", "Search: " + refusal[1], field="q")
     if show not in _FILTER_Q:
         show = ""
     rows = people_queryset(agent).filter(_FILTER_Q[show]) if show != "apply" else changed_by_last_apply(agent)

@@ -11,8 +11,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from agents.end_user_ids import MAX_END_USER_ID_CHARS, end_user_id_refusal
 from agents.errors import AppError
 from agents.models import AgentVersion
 from agents.selectors import agent_for_user, agent_state, end_user_of
@@ -37,15 +39,18 @@ from .version import version_of
 
 def _note_context(agent, external_id: str) -> dict:
     """The exact note a chat's agent would receive now for this end user (R17)."""
-    external_id = (external_id or "").strip()[:200]
-    end_user = end_user_of(agent, external_id) if external_id else None
+    external_id = external_id or ""
+    # The id as typed, checked as every surface checks it (never trimmed into someone else's).
+    refusal = end_user_id_refusal(external_id) if external_id else None
+    end_user = end_user_of(agent, external_id) if external_id and refusal is None else None
     memory = memory_of(end_user) if end_user else None
     return {
-        "note_for": external_id,
+        "note_for": external_id[:MAX_END_USER_ID_CHARS],
         "note_end_user": end_user,
         "note_memory": memory,
         "note_text": render_note(note_lines(memory)),
-        "note_unknown": bool(external_id) and end_user is None,
+        "note_refused": refusal[1] if refusal else "",
+        "note_unknown": bool(external_id) and refusal is None and end_user is None,
     }
 
 
@@ -67,7 +72,7 @@ def note_preview(request, public_id):
     ctx["published_ms"] = AgentVersion.objects.published(agent).config["memorySettings"]
     if request.htmx:
         return render(request, "memory/_note.html", ctx)
-    return redirect(f"{reverse('memory:tab', args=[public_id])}?note_for={ctx['note_for']}#note")
+    return redirect(f"{reverse('memory:tab', args=[public_id])}?{urlencode({'note_for': ctx['note_for']})}#note")
 
 
 # --- Try on past conversations ----------------------------------------------------------------

@@ -83,6 +83,9 @@ class InProcessApi(Api):
         extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in headers.items()}
         if self.key and "HTTP_AUTHORIZATION" not in extra:
             extra["HTTP_AUTHORIZATION"] = f"Bearer {self.key}"
+        # The request target as sent, as gunicorn (RAW_URI) and uWSGI (REQUEST_URI) pass it: Django's
+        # test client decodes the path, so "bob%2Fmemory" would otherwise be two segments.
+        extra.setdefault("REQUEST_URI", self.base_url + path)
         response = APIClient().generic(
             method, self.base_url + path, data=data or b"", content_type=content_type, **extra
         )

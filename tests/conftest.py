@@ -4,7 +4,7 @@ Playwright on Debian's Chromium (never a downloaded browser)."""
 import os
 
 import pytest
-from django.test import Client
+from django.test import Client, testcases
 from hypothesis import settings as hypothesis_settings
 
 from agents import services as agent_services
@@ -13,6 +13,19 @@ from agents.models import Membership, Plan
 from .fake_openai import FakeOpenAI
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+class _RawTargetQuietHandler(testcases.QuietWSGIRequestHandler):
+    """The live server passes the request target as sent, as gunicorn and `manage.py runserver`
+    do (agentnava_site.raw_path): an endUserId holding "/" is one path segment."""
+
+    def get_environ(self):
+        environ = super().get_environ()
+        environ.setdefault("RAW_URI", self.path)
+        return environ
+
+
+testcases.QuietWSGIRequestHandler = _RawTargetQuietHandler
 
 # Property tests draw the same examples on every run (a test that fails at random throws a whole
 # CI run away); `HYPOTHESIS_PROFILE=explore make test-fast` draws new ones, to look for failures to

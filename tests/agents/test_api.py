@@ -203,7 +203,6 @@ def test_agent_start_with_memory_false_and_in_a_project(api, agent):
     [
         ({}, "endUserId"),
         ({"endUserId": ""}, "endUserId"),
-        ({"endUserId": "   "}, "endUserId"),
         ({"endUserId": "x" * 201}, "endUserId"),
         ({"endUserId": 42}, "endUserId"),
         ({"endUserId": "u_1", "memory": "false"}, "memory"),
@@ -214,6 +213,13 @@ def test_agent_start_with_memory_false_and_in_a_project(api, agent):
 def test_agent_start_refuses_bad_input_and_starts_nothing(api, agent, body, field):
     answer = api.post(f"/agents/{agent.public_id}/conversations", body)
     assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "invalid_request", field)
+    assert not Conversation.objects.exists()
+
+
+@pytest.mark.parametrize("end_user_id", ["   ", " u_1", "u_1\n"])
+def test_agent_start_refuses_an_end_user_id_that_is_not_normal_and_never_trims_it(api, agent, end_user_id):
+    answer = api.post(f"/agents/{agent.public_id}/conversations", {"endUserId": end_user_id})
+    assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "end_user_id_not_normal", "endUserId")
     assert not Conversation.objects.exists()
 
 

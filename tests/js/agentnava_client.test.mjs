@@ -356,6 +356,37 @@ test('client.endUser(id).erase() erases them on every agent of the team', async 
   await rejectsWith(api.endUser('u_gita').erase(), 'end_user_not_found');
 });
 
+test('an endUserId is one path segment whatever it holds: "bob/memory" is not "bob"', async () => {
+  const agent = client().agent(agentId);
+  const bob = agent.endUser('bob_js');
+  await bob.memory.set('Prefers email over phone.');
+  const ids = ['bob_js/memory', 'bob_js/memory/stop', 'bob_js/export', 'bob_js/conversations', '50%off', '50%2Foff',
+    'who?what', 'a#b', 'two words', 'Ананья/отдел', '李小龍'];
+  for (const id of ids) {
+    const person = agent.endUser(id);
+    await person.memory.set(`Line for ${id}.`);
+    const read = await person.memory.get();
+    assert.equal(read.endUserId, id);
+    assert.equal(read.text, `Line for ${id}.`);
+    await person.memory.stop();
+    await person.memory.stop(false);
+    assert.deepEqual((await person.conversations()).conversations, []);
+    assert.equal((await person.export()).endUser.endUserId, id);
+    await person.memory.delete();
+    assert.equal((await person.memory.get()).text, '');
+    const erased = await person.erase();
+    assert.equal(erased.endUserId, id);
+    await rejectsWith(person.memory.get(), 'end_user_not_found');
+  }
+  const teamWide = client().endUser('bob_js/memory');
+  await agent.endUser('bob_js/memory').memory.set('Another person.');
+  assert.equal((await teamWide.erase()).endUserId, 'bob_js/memory');
+  // bob_js was never touched by any of it.
+  const still = await bob.memory.get();
+  assert.equal(still.text, 'Prefers email over phone.');
+  assert.equal(still.endUserId, 'bob_js');
+});
+
 test('webhooks: a signed delivery reaches a local endpoint and verifies with node:crypto', async () => {
   const { createServer: createHttpServer } = await import('node:http');
   const { createHmac, timingSafeEqual } = await import('node:crypto');

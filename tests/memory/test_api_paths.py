@@ -1,0 +1,165 @@
+"""An endUserId in a path is one segment, whatever it holds (agentnava_site.raw_path): "bob/memory"
+and "bob" are two people on every route that takes an end-user id. Over real HTTP: the live server
+(which passes the request target as sent, as `manage.py runserver` does) for every route and many
+ids, and gunicorn with 2 workers (the production server, its own RAW_URI) for the erase that once
+emptied bob's memory."""
+
+import socket
+import subprocess
+import sys
+import time
+from urllib.parse import quote
+
+import pytest
+
+from agents import services as agent_services
+from agents.models import EndUser
+from memory import services as memory_services
+from memory.models import Memory
+
+from ..api_helpers import Api, api_for, api_in_process
+from ..cluster import ROOT, cluster_env
+
+IDS = [
+    "bob/memory",
+    "bob/memory/stop",
+    "bob/consent",
+    "bob/conversations",
+    "bob/export",
+    "bob/",
+    "/bob",
+    "50%off",
+    "50%2Fbob",  # a literal "%2F", not a slash
+    "who?what=1",
+    "a#b",
+    "two words",
+    "Ананья/отдел",
+    "李小龍",
+    "علي",
+]
+
+
+def seg(end_user_id: str) -> str:
+    return quote(end_user_id, safe="")
+
+
+@pytest.fixture
+def bob(agent):
+    end_user = agent_services.end_user_get_or_create(agent=agent, external_id="bob")
+    memory_services.memory_set(end_user=end_user, text="Prefers email over phone.")
+    return end_user
+
+
+def every_route_acts_on_itself_only(api, agent, end_user_id):
+    """Each route that takes an endUserId, for this id: it is made, read, changed and erased,
+    and answers for this id only."""
+    base = f"/agents/{agent.public_id}/end-users/{seg(end_user_id)}"
+    made = api.put(f"{base}/memory", {"text": f"Likes tea ({end_user_id})."})
+    assert made.status == 200 and made.body["endUserId"] == end_user_id, (end_user_id, made.body)
+    read = api.get(f"{base}/memory")
+    assert read.body["endUserId"] == end_user_id and read.body["text"] == f"Likes tea ({end_user_id})."
+    assert api.post(f"{base}/consent", {"agreed": True}).body["endUserId"] == end_user_id
+    assert api.post(f"{base}/memory/stop", {"stop": True}).body["stoppedAt"] is not None
+    assert api.post(f"{base}/memory/stop", {"stop": False}).body["stoppedAt"] is None
+    assert api.get(f"{base}/conversations").body["conversations"] == []
+    assert api.get(f"{base}/export").body["endUser"]["endUserId"] == end_user_id
+    assert api.delete(f"{base}/memory").status == 204
+    erased = api.delete(base)
+    assert erased.status == 200 and erased.body["endUserId"] == end_user_id, (end_user_id, erased.body)
+    assert api.get(f"{base}/memory").code == "end_user_not_found"
+    # The team-wide erase, on a fresh copy of them.
+    api.put(f"{base}/memory", {"text": "Again."})
+    team_erased = api.delete(f"/end-users/{seg(end_user_id)}")
+    assert team_erased.status == 200 and team_erased.body["endUserId"] == end_user_id
+    listed = api.get(f"/agents/{agent.public_id}/end-users?q={seg(end_user_id)}").body["endUsers"]
+    assert [p["endUserId"] for p in listed] == []
+
+
+def bob_is_untouched(bob):
+    assert Memory.objects.get(end_user=bob).text == "Prefers email over phone."
+    assert Memory.objects.get(end_user=bob).stopped_at is None
+    assert list(EndUser.objects.values_list("external_id", flat=True)) == ["bob"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_over_http_every_route_takes_the_segment_as_one_id(live_server, team, agent, bob):
+    api = api_for(live_server, team)
+    for end_user_id in IDS:
+        every_route_acts_on_itself_only(api, agent, end_user_id)
+        bob_is_untouched(bob)
+    # bob's own routes still answer for bob.
+    assert api.get(f"/agents/{agent.public_id}/end-users/bob/memory").body["text"] == "Prefers email over phone."
+
+
+def test_in_process_with_the_target_as_sent_the_same_holds(team, agent, bob):
+    api = api_in_process(team)
+    for end_user_id in IDS:
+        every_route_acts_on_itself_only(api, agent, end_user_id)
+    bob_is_untouched(bob)
+
+
+def test_an_unencoded_slash_is_a_separator_not_part_of_an_id(team, agent, bob):
+    """`end-users/bob/memory` is bob's memory route; `bob/unknown` is no route at all (404
+    not_found, never a 405 or another person)."""
+    api = api_in_process(team)
+    base = f"/agents/{agent.public_id}/end-users"
+    assert api.get(f"{base}/bob/memory").body["endUserId"] == "bob"
+    assert api.delete(f"{base}/bob/unknown").code == "not_found"
+    bob_is_untouched(bob)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def gunicorn(tmp_path):
+    port = _free_port()
+    log = open(tmp_path / "gunicorn.log", "w+")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "agentnava_site.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", "2"],
+        cwd=ROOT,
+        env=cluster_env(),
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail("gunicorn did not start:\n" + log.read()[-3000:])
+            time.sleep(0.2)
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    log.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_gunicorn_erasing_bob_slash_memory_leaves_bob(gunicorn, team, agent, bob):
+    _, key = agent_services.api_key_create(team=team, name="tests")
+    api = Api(gunicorn + "/api/v1", key)
+    base = f"/agents/{agent.public_id}/end-users"
+    # Each request may land on either worker: ask a few times.
+    for _ in range(4):
+        assert api.put(f"{base}/{seg('bob/memory')}/memory", {"text": "Another person."}).status == 200
+        erased = api.delete(f"{base}/{seg('bob/memory')}")
+        assert erased.status == 200 and erased.body["endUserId"] == "bob/memory"
+        bob_is_untouched(bob)
+    for suffix in ("export", "conversations", "consent", "memory/stop"):
+        api.put(f"{base}/{seg('bob/' + suffix)}/memory", {"text": "Someone else."})
+        answer = api.delete(f"{base}/{seg('bob/' + suffix)}")
+        assert answer.status == 200 and answer.body["endUserId"] == f"bob/{suffix}", answer.body
+        bob_is_untouched(bob)
