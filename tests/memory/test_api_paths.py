@@ -4,10 +4,6 @@ and "bob" are two people on every route that takes an end-user id. Over real HTT
 ids, and gunicorn with 2 workers (the production server, its own RAW_URI) for the erase that once
 emptied bob's memory."""
 
-import socket
-import subprocess
-import sys
-import time
 from urllib.parse import quote
 
 import pytest
@@ -18,7 +14,7 @@ from memory import services as memory_services
 from memory.models import Memory
 
 from ..api_helpers import Api, api_for, api_in_process
-from ..cluster import ROOT, cluster_env
+from ..gunicorn import start_gunicorn, stop_gunicorn
 
 IDS = [
     "bob/memory",
@@ -108,51 +104,19 @@ def test_an_unencoded_slash_is_a_separator_not_part_of_an_id(team, agent, bob):
     bob_is_untouched(bob)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def gunicorn(tmp_path):
-    port = _free_port()
-    log = open(tmp_path / "gunicorn.log", "w+")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "agentnava_site.wsgi:application", "-b", f"127.0.0.1:{port}", "-w", "2"],
-        cwd=ROOT,
-        env=cluster_env(),
-        start_new_session=True,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail("gunicorn did not start:\n" + log.read()[-3000:])
-            time.sleep(0.2)
-    yield url
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
+    server = start_gunicorn(tmp_path, workers=2)
+    yield server
+    stop_gunicorn(server)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_gunicorn_erasing_bob_slash_memory_leaves_bob(gunicorn, team, agent, bob):
     _, key = agent_services.api_key_create(team=team, name="tests")
-    api = Api(gunicorn + "/api/v1", key)
+    api = Api(f"http://127.0.0.1:{gunicorn.port}/api/v1", key)
     base = f"/agents/{agent.public_id}/end-users"
-    # Each request may land on either worker: ask a few times.
+    # Each request may land on either worker: ask a few times, on new connections.
     for _ in range(4):
         assert api.put(f"{base}/{seg('bob/memory')}/memory", {"text": "Another person."}).status == 200
         erased = api.delete(f"{base}/{seg('bob/memory')}")
@@ -163,3 +127,4 @@ def test_gunicorn_erasing_bob_slash_memory_leaves_bob(gunicorn, team, agent, bob
         answer = api.delete(f"{base}/{seg('bob/' + suffix)}")
         assert answer.status == 200 and answer.body["endUserId"] == f"bob/{suffix}", answer.body
         bob_is_untouched(bob)
+    assert len({pid for pid, _ in gunicorn.answers_by_worker()}) == 2  # both workers answered
