@@ -119,3 +119,25 @@ def test_create_api_key_prints_a_working_key(db):
     assert services.api_key_authenticate(raw_key=raw).team.slug == "initech"
     with pytest.raises(CommandError):
         call_command("create_api_key", "--team", "nope", stdout=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_whose_team_went_while_its_key_was_cached_answers_401_not_500(team, user, agent, monkeypatch):
+    """The window before a process sees the new key generation: the key is still in its cache, the
+    team is gone, and a write fails on the missing team. The answer is the key's 401."""
+    from agents import receivers
+
+    from ..api_helpers import InProcessApi
+
+    _, raw = services.api_key_create(team=team, name="ci", created_by=user)
+    api = InProcessApi(raw)
+    assert api.get("/agents").status == 200  # cached now
+    monkeypatch.setattr(receivers, "key_generation_bump", lambda: None)  # not seen here yet
+    Team.objects.filter(pk=team.pk).delete()
+    for method, path, body in (
+        ("POST", "/agents", {"name": "Sales"}),
+        ("POST", f"/agents/{agent.public_id}/conversations", {"endUserId": "u_1"}),
+    ):
+        answer = api.call(method, path, body)
+        assert (answer.status, answer.code) in {(401, "invalid_api_key"), (404, "agent_not_found")}, answer.body
+    assert api.call("POST", "/agents", {"name": "Sales"}).status == 401
