@@ -32,6 +32,12 @@ def _within(key: str, limit: int) -> bool:
 
 
 class PasswordResetView(auth_views.PasswordResetView):
+    def form_invalid(self, form):
+        # Not an address (or over its 254 characters): the form again, with why, as a 400.
+        response = super().form_invalid(form)
+        response.status_code = 400
+        return response
+
     def form_valid(self, form):
         address = self.request.META.get("REMOTE_ADDR", "")
         email = form.cleaned_data["email"].strip().lower()

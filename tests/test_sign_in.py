@@ -107,6 +107,14 @@ def test_password_reset_answers_and_works_alike_with_or_without_an_account_and_m
     assert "/accounts/password/reset/" in mail.outbox[0].body
 
 
+def test_a_reset_address_over_254_characters_or_not_an_address_is_a_400(db, mailoutbox):
+    for email, says in (("a" * 250 + "@example.com", "at most 254 characters"), ("not an address", "valid email")):
+        response = Client().post("/accounts/password/reset/", {"email": email})
+        assert response.status_code == 400
+        assert says in response.content.decode()
+    assert mailoutbox == []
+
+
 def test_password_change_signed_in(member_client, user):
     page = member_client.get("/accounts/password/change/")
     assert page.status_code == 200 and b"Change your password" in page.content
