@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from functools import lru_cache
 
 from memory.text import _LEET as _LEET_TABLE
@@ -84,7 +85,10 @@ def _has_secret_shape(value: str) -> bool:
     """A value with a digit or a symbol, not a date, a time, a year, a price or a small count."""
     if len(value) < 3 or _NOT_A_VALUE.match(value):
         return False
-    return any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
+    # a vowel sign (Devanagari's, say) is part of a word, not a symbol
+    return any(c.isdigit() for c in value) or any(
+        not c.isalnum() and not unicodedata.category(c).startswith("M") for c in value
+    )
 
 
 def _is_word_value(value: str) -> bool:
@@ -159,6 +163,8 @@ def _word_then_value(folded: str) -> bool:
                 continue
             if _has_secret_shape(value) or (quoted and len(value) >= 2):
                 return True
+            if linked and re.fullmatch(r"\d{4,8}", value):
+                return True  # "PIN is 1987": after a link, a year-shaped number is the PIN
             if strong and linked and _is_word_value(value):
                 return True
             if index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value):
@@ -231,7 +237,7 @@ _CLAUSE_BREAK = re.compile(
 )
 # A code: 4-8 digits, written whole or in groups of two to four ("41 07 93", "4821-9930").
 _CODE = re.compile(
-    r"(?<![\w@/.,:+#\-])(?<!\d\s)(?<!\+\d\d\s)(?:\d{2,4}(?:[ \-]\d{2,4}){1,3}|\d{4,8})(?![\w@/:%]|[.,]\d|-\w|\s\d)"
+    r"(?<![\w@/.,:+#\-])(?<!\d\s)(?<!\+\d\d\s)(?:\d{2,4}(?:[ \-]\d{2,4}){1,3}|\d(?:[ .\-]\d){3,7}|\d{4,8})(?![\w@/:%]|[.,]\d|-\w|\s\d)"
 )
 # A password: 4 to 64 characters of letters, digits and symbols, with a digit or a symbol among letters.
 _WORDISH = re.compile(r"(?<![\w@/.:\-])[A-Za-z0-9!@#$%^&*_+=~?.\-]{4,64}(?<![.?\-])(?![\w@/])")
@@ -251,6 +257,32 @@ _LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|f
 def _postcode_after_pin(cue: str, value: str) -> bool:
     """India's "PIN code 560001" is a postcode: six digits after "pin code" or "pincode"."""
     return "pin" in cue and ("code" in cue or "कोड" in cue) and len(value) == 6 and value.isdigit()
+
+
+# Between a value and the secret word after it: "as the", "is my", "for their", "(" ("sunflower (password)").
+_POSSESSIVE_WORDS = word_alternation(_V["possessives"])
+_AS_THE = re.compile(
+    rf"^\s*(?:\(|(?:as|for|als|como|comme|come|is|was|es|est|ist|e|era|war)\s+(?:(?:{_POSSESSIVE_WORDS})\s+){{0,2}})\s*$"
+)
+_WORD_AS_SECRET = re.compile(
+    rf"(?P<value>[^\s()]{{3,40}})\s+(?:\(\s*|(?:as|for|als|como|comme|come)\s+(?:(?:{_POSSESSIVE_WORDS})\s+){{0,2}})"
+    rf"(?:{_STRONG}){WORD_END}(?!\s+(?:manager|managers|app|vault|reset|policy|generator|field|box|screen|page|link|rules))"
+)
+# A token holding a secret word is a product or a compound ("1Password", "passwordless"), not a value.
+_HOLDS_SECRET_WORD = re.compile(
+    "|".join(re.escape(w) for w in sorted(_V["strong"], key=len, reverse=True) if " " not in w and len(w) >= 4)
+)
+
+
+def _word_as_secret(folded: str) -> bool:
+    """An ordinary word named as the secret after it: "uses sunflower as their password", "sunflower
+    (password)"."""
+    for match in _WORD_AS_SECRET.finditer(folded):
+        value = _clean(match.group("value"))
+        if value and _is_word_value(value) and value not in _LINKS and value not in _COMMON_SUBJECTS:
+            if value not in _VALUE_STOP_BEFORE and not _HOLDS_SECRET_WORD.search(value):
+                return True
+    return False
 
 
 def _password_shaped(token: str) -> bool:
@@ -302,18 +334,18 @@ def _value_near_cue(folded: str) -> bool:
                     values.append((match.start(), match.end(), "code", match.group(0)))
         for match in _WORDISH.finditer(clause):
             token = match.group(0)
-            if _password_shaped(token) and not _SECRET_WORD.search(token):
+            if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token):
                 values.append((match.start(), match.end(), "password", token))
         for start, end, shape, token in values:
             for cue in cues:
                 if end <= cue.start():
                     gap = clause[end : cue.start()]
-                    if (
-                        shape == "password"
-                        and _words_between(gap) <= _NEAR_BEFORE
-                        and not (set(gap.split()) & _VALUE_STOP_BEFORE)
-                    ):
+                    if set(gap.split()) & _VALUE_STOP_BEFORE:
+                        continue
+                    if shape == "password" and _words_between(gap) <= _NEAR_BEFORE:
                         return True
+                    if shape == "code" and _AS_THE.match(gap):
+                        return True  # "uses 4821 as the PIN", "4821 is the code"
                 elif start >= cue.end():
                     gap = clause[cue.end() : start]
                     if _postcode_after_pin(cue.group(0), token):
@@ -400,7 +432,15 @@ def password_in(v: View) -> bool:
     folded = v.folded
     has_word = _SECRET_WORD.search(folded) is not None
     return bool(
-        (has_word and (_word_then_value(folded) or _value_then_word(folded) or _value_near_cue(folded)))
+        (
+            has_word
+            and (
+                _word_then_value(folded)
+                or _value_then_word(folded)
+                or _value_near_cue(folded)
+                or _word_as_secret(folded)
+            )
+        )
         or _QUESTION.search(folded)
         or _GET_IN.search(folded)
         or _obfuscated_secret_word(v.surface)

@@ -58,6 +58,23 @@ CREDENTIAL_LISTS = (
 # Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
 # and a date of birth (``memory.policy.identifiers``).
 PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before")
+_CATEGORY_CODES = (
+    "other_people",
+    "small_talk",
+    "health",
+    "religion",
+    "politics",
+    "sexuality",
+    "ethnicity",
+    "money",
+    "job_loss",
+    "legal",
+    "emotional_state",
+    "relationships",
+    "bond_with_agent",
+    "authority",
+    "ranking",
+)
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 _TOKENS = re.compile(r"[\w\u0900-\u097F]+")
 
@@ -165,7 +182,9 @@ def vocabulary() -> Vocabulary:
         for name in PERSONAL_LISTS:
             personal[name].extend(data.get("personal", {}).get(name, []))
         for table in ("categories", "more", "phrasings"):
-            for code, entry in data.get(table, {}).items():
+            for name, entry in data.get(table, {}).items():
+                # "[phrasings.CODE_more]": another table of the same category (a table cannot be reopened)
+                code = next((c for c in _CATEGORY_CODES if name == c or name.startswith(c + "_")), name)
                 for word in entry.get("words", []):
                     if word.startswith("{") and word.endswith("}"):
                         words.setdefault(code, []).extend(w.replace("?", "") for w in raw_lists[word[1:-1]])
