@@ -94,6 +94,8 @@ def test_every_operation_documents_its_errors_with_their_codes(schema):
                     documented.update(codes)
             if "{agent_id}" in path:
                 assert "agent_not_found" in responses["404"]["description"]
+            if "{end_user_id}" in path or (method, path) == ("post", "/api/v1/agents/{agent_id}/conversations"):
+                assert "end_user_id_not_normal" in responses["400"]["description"], (method, path)
             if operation.get("requestBody"):
                 assert "invalid_request" in responses["400"]["description"], (method, path)
     # Every code the API can answer is documented at an operation, or (wrong path or method) in the

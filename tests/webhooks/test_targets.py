@@ -6,6 +6,7 @@ nothing, retries included. Real HTTP(S) receivers on 127.0.0.x, let through by t
 setting where a test needs a loopback receiver."""
 
 import json
+import socket
 import ssl
 import subprocess
 import threading
@@ -21,6 +22,10 @@ from webhooks import addresses, sending, services
 from webhooks.models import Delivery, Endpoint
 
 pytestmark = pytest.mark.django_db
+
+
+class IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
 
 
 class Receiver:
@@ -56,7 +61,7 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server = (IPv6Server if ":" in host else ThreadingHTTPServer)((host, port), Handler)
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
@@ -296,6 +301,17 @@ def test_dns_rebinding_the_pinned_address_is_used(
     assert lookups == ["hooks.test"]
     assert len(checked.requests) == 1 and rebound.requests == []
     assert checked.requests[0]["headers"]["host"] == f"hooks.test:{checked.port}"
+    assert Delivery.objects.get().status == "succeeded"
+
+
+def test_a_name_resolving_to_ipv6_is_connected_to_that_address(
+    team, agent, receivers, monkeypatch, django_capture_on_commit_callbacks
+):
+    receiver = receivers(host="::1")
+    services.endpoint_create(team=team, url=f"http://hooks6.test:{receiver.port}/hook", events=["memory.updated"])
+    fake_dns(monkeypatch, {"hooks6.test": [["::1"]]})
+    one_change(agent, django_capture_on_commit_callbacks)
+    assert len(receiver.requests) == 1 and receiver.requests[0]["headers"]["host"] == f"hooks6.test:{receiver.port}"
     assert Delivery.objects.get().status == "succeeded"
 
 
