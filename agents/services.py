@@ -149,6 +149,7 @@ def key_generation_bump() -> None:
     that, another process would read the key's old state again)."""
 
     def bump():
+        api_key_cache_clear()  # this process: at once, whatever happens to the shared number
         shared = _shared_cache()
         if shared is not None:
             shared.add(GENERATION_CACHE_KEY, 0, timeout=None)
@@ -159,9 +160,10 @@ def key_generation_bump() -> None:
                     KeyGeneration.objects.create(pk=1, number=1)
             except IntegrityError:  # made meanwhile by another process
                 KeyGeneration.objects.filter(pk=1).update(number=F("number") + 1)
-        api_key_cache_clear()
 
-    transaction.on_commit(bump)
+    # robust: a failed bump (Redis away) is logged, never a 500 for a change that did commit; the other
+    # processes then see it within API_KEY_CACHE_SECONDS.
+    transaction.on_commit(bump, robust=True)
 
 
 def _key_cache_check(now_mono: float) -> None:
