@@ -4,10 +4,14 @@ and "bob" are two people on every route that takes an end-user id. Over real HTT
 ids, and gunicorn with 2 workers (the production server, its own RAW_URI) for the erase that once
 emptied bob's memory."""
 
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
+from django.urls import resolve
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from agentnava_site.raw_path import encoded_path_info
 from agents import services as agent_services
 from agents.models import EndUser
 from memory import services as memory_services
@@ -128,3 +132,31 @@ def test_gunicorn_erasing_bob_slash_memory_leaves_bob(gunicorn, team, agent, bob
         assert answer.status == 200 and answer.body["endUserId"] == f"bob/{suffix}", answer.body
         bob_is_untouched(bob)
     assert len({pid for pid, _ in gunicorn.answers_by_worker()}) == 2  # both workers answered
+
+
+SUFFIXES = {
+    "/memory": "api:memory",
+    "/memory/stop": "api:memory-stop",
+    "/consent": "api:consent",
+    "/conversations": "api:end-user-conversations",
+    "/export": "api:end-user-export",
+    "": "api:end-user",
+}
+
+
+@settings(deadline=None)  # the first example loads the URLconf
+@given(
+    end_user_id=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30),
+    suffix=st.sampled_from(sorted(SUFFIXES)),
+)
+def test_any_id_encoded_as_a_segment_resolves_to_itself_on_every_route(end_user_id, suffix):
+    """Whatever the id holds, the route and the id Django resolves from the path as sent are the
+    ones the client meant (raw_path.encoded_path_info, then the end_user_id converter)."""
+    raw = f"/api/v1/agents/agt_1/end-users/{seg(end_user_id)}{suffix}"
+    match = resolve(encoded_path_info(unquote(raw), raw))
+    assert match.view_name == SUFFIXES[suffix]
+    assert match.kwargs == {"agent_id": "agt_1", "end_user_id": end_user_id}
+    team_wide = resolve(
+        encoded_path_info(unquote(f"/api/v1/end-users/{seg(end_user_id)}"), f"/api/v1/end-users/{seg(end_user_id)}")
+    )
+    assert team_wide.view_name == "api:team-end-user" and team_wide.kwargs == {"end_user_id": end_user_id}
