@@ -42,7 +42,7 @@ _LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), k
 _TOKEN = re.compile(r"[^\s]+")
 _EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'"
 _NOT_A_VALUE = re.compile(
-    r"^(?:(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
+    r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
     r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
     r"v?\d+(?:\.\d+)+)$"
 )
@@ -462,10 +462,31 @@ def _login_pair(folded: str) -> bool:
     return False
 
 
+# "STRIPE_SECRET=...", "API_KEY: 123e4567-e89b-...": a setting named as a secret, with a value.
+_NAMED_SETTING = re.compile(
+    r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)*[_\-.]?(?i:key|token|secret|password|passwd|pwd|pass|auth|credential|credentials|apikey)"
+    r"(?:[_\-.][A-Za-z0-9]+)*\s*[=:]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{8,})"
+)
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_UUID_KEY_WORD = re.compile(r"(?i)\b(?:api|key|token|secret|license|licence|client|access|auth)\b")
+
+
 def key_in(v: View) -> bool:
-    """A key or token by vendor shape (``keys.toml``), a private key, a bearer or basic header."""
+    """A key or token by vendor shape (``keys.toml``), a private key, a bearer or basic header, a setting
+    named as a secret with a value (``API_KEY=...``), a UUID beside a key word."""
     text = v.surface
     if _PRIVATE_KEY.search(text):
+        return True
+    for match in _NAMED_SETTING.finditer(text):
+        value = match.group("value")
+        if (
+            any(c.isdigit() for c in value)
+            or any(c in "_-+/=" for c in value.strip("=-"))
+            or (value.lower() != value and value.upper() != value)
+        ):
+            return True
+    uuid = _UUID.search(text)
+    if uuid and _UUID_KEY_WORD.search(text[max(0, uuid.start() - 40) : uuid.start()]):
         return True
     # Every vendor rule ends in a run of 12+ key characters: search only around such runs (with the 40
     # characters before each, for "Bearer ", "api key = " and the like), not the whole line.

@@ -196,10 +196,10 @@ def _iban_in(v: View) -> bool:
 # A run of digits with the separators people put between groups. Look-alike letters inside it read as
 # digits (O and o as 0, I and l as 1); keycaps are digits already (their marks are invisible, memory.text).
 _GROUPED = re.compile(
-    r"(?<![A-Za-z0-9])[0-9OoIl]*[0-9][0-9OoIl]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIl]*[0-9][0-9OoIl]*)*(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])[0-9OoIlSB]*[0-9][0-9OoIlSB]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSB]*[0-9][0-9OoIlSB]*)*(?![A-Za-z0-9])"
 )
 _GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
-_LOOKALIKE = str.maketrans("OoIl", "0011")
+_LOOKALIKE = str.maketrans("OoIlSB", "001158")
 _LABELLED_NUMBER = re.compile(
     rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
     rf"invoice|booking|reference|ref|awb|consignment|shipment|parcel|receipt|transaction|confirmation){WORD_END}"
@@ -269,7 +269,7 @@ def card_in(v: View) -> str | None:
                 continue  # an IMEI: reported by its own rule
             if len(digits) == 16 and stdnum_vid.is_valid(digits):
                 continue  # an Aadhaar virtual id: a government id, reported below
-            if not card_words and (
+            if (not card_words or labelled) and (
                 (not _card_shaped(groups) and labelled)
                 or ((labelled or not _card_shaped(groups)) and not _luhn_window(groups))
             ):
@@ -281,7 +281,36 @@ def card_in(v: View) -> str | None:
             return "bank_account"
     if card_words and _EXPIRY.search(v.surface) and _EXPIRY_WORD.search(v.folded):
         return "card_number"
+    if card_words and _split_card(v.digits):
+        return "card_number"
     return None
+
+
+_SOME_DIGITS = re.compile(r"(?<!\d)\d{4,8}(?!\d)")
+_LAST_FOUR_BEFORE = re.compile(
+    r"(?i)(?:ending|ends\s+in|last\s+(?:four|4|digits)|final|terminad[ao]\s+en|se\s+termine\s+par|endet\s+auf)\W*$"
+)
+
+
+def _split_card(digits_view: str) -> bool:
+    """A card told in pieces across a sentence beside card words ("starts 4242 4242, ends 4242 4242"):
+    consecutive runs of digits that join into a Luhn-valid 13-19 digit number."""
+    runs = []
+    for match in _SOME_DIGITS.finditer(digits_view):
+        before = digits_view[max(0, match.start() - 30) : match.start()]
+        if _LAST_FOUR_BEFORE.search(before) or _LABELLED_NUMBER.search(fold(before)):
+            runs = []  # a card's last four, an order number: not a piece of a card
+            continue
+        runs.append(match.group(0))
+    for i in range(len(runs)):
+        joined = runs[i]
+        for run in runs[i + 1 :]:
+            joined += run
+            if len(joined) > 19:
+                break
+            if len(joined) >= 13 and joined[0] != "0" and luhn.is_valid(joined):
+                return True
+    return False
 
 
 def fold(text: str) -> str:
@@ -513,16 +542,19 @@ def _load_formats() -> dict[tuple[int, bool], tuple[_Format, ...]]:
         merged.setdefault((length, True), []).extend(formats)
         merged.setdefault((length, False), []).extend(formats)
     # formats refused alone first: they answer without a context word
-    return {key: tuple(sorted(dict.fromkeys(value), key=lambda f: not f.alone)) for key, value in merged.items()}
+    return {
+        key: tuple(sorted(dict.fromkeys(value), key=lambda f: (not f.alone, f.bank))) for key, value in merged.items()
+    }
 
 
 _FORMATS = _load_formats()
 _ALONE_SHAPES = frozenset(key for key, formats in _FORMATS.items() if any(f.alone for f in formats))
 _ID_WORDS = re.compile(cue_pattern(vocabulary().personal["id_words"]))
 _NOT_AN_ID_BEFORE = re.compile(
-    rf"{WORD_START}(?:{word_alternation(vocabulary().personal['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])}){WORD_END}\W*$"
+    rf"{WORD_START}(?:{word_alternation(vocabulary().personal['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])}){WORD_END}(?:\s+[\w.\-]+)?\W*$"
 )
 _SEPARATOR_RUN = re.compile(r"[\s.\-/]+")
+_UUID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}")
 
 
 def _stdnum_check(module: str, value: str) -> bool:
@@ -544,6 +576,8 @@ def stdnum_id_in(v: View) -> str | None:
         groups = _SEPARATOR_RUN.split(match.group(0))
         if sum(len(g) for g in groups) < 7:
             continue
+        if _UUID_SHAPE.search(match.group(0)):
+            continue  # a UUID is an object's id, not a person's
         before = fold(text[max(0, match.start() - 30) : match.start()])
         if _NOT_AN_ID_BEFORE.search(before) or before.rstrip().endswith("+") or _PHONE_WORDS.search(before):
             continue
