@@ -25,8 +25,10 @@ from .vocabulary import (
     STOP_WORDS,
     TENTATIVE,
     TOOL_KINDS,
+    alternation,
     clean_phrase,
     significant,
+    table,
     title,
 )
 
@@ -661,6 +663,30 @@ def _integration_name(word: str) -> str | None:
     return None
 
 
+_DEVICE_NOUN = alternation(
+    word for word in table("en").get("device_words") or [] if word not in {"app", "apps", "screen", "device", "mac"}
+)
+_USES_DEVICE = re.compile(
+    r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:mostly\s+|mainly\s+|usually\s+|only\s+|always\s+|just\s+|now\s+)?"
+    r"(?:use|using|play\s+on|bank\s+on|shop\s+on|watch\s+on|do\s+(?:everything|it\s+all|most\s+things|it|this)\s+on|"
+    r"log\s+in\s+(?:on|from|through|via)|check\s+(?:it|things)\s+on|on)\s+"
+    rf"(?P<det>the|my|our|an?)\s+(?P<thing>(?:[\w\-]+\s+){{0,2}}?{_DEVICE_NOUN}(?:\s+app)?)(?![\w\-])",
+    re.I,
+)
+
+
+def _device_line(match: re.Match[str]) -> str | None:
+    """ "I do everything on my laptop" -> "Uses a laptop."; "I use the tablet app" -> "Uses the tablet app." """
+    thing = re.sub(r"\s+", " ", match.group("thing")).strip()
+    if set(thing.lower().split()) & STOP_WORDS - {"app"}:
+        return None
+    det = match.group("det").lower()
+    if det == "the":
+        return f"Uses the {thing}."
+    article = "an" if thing[:1].lower() in "aeiou" else "a"
+    return f"Uses {article} {thing}."
+
+
 @rule("setup")
 def setup(sentence: Sentence) -> Iterator[Fact]:
     """ "I use the Android app" -> "Uses the Android app."; "we use HubSpot" -> "Uses HubSpot." """
@@ -675,6 +701,8 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
         device = device[:1].upper() + device[1:] if not device.startswith("i") else device
         article = "an" if device[:1].lower() in "aeiou" else "a"
         yield _fact("device", f"Uses {article} {device}.", sentence)
+    elif (match := _USES_DEVICE.search(text)) and (line := _device_line(match)):
+        yield _fact(line_key(line) or "device", line, sentence)
     if match := _OS.search(text):
         raw = (match.group("os") or match.group("os2")).lower()
         base = re.sub(r"\s*\d+$", "", raw)
@@ -761,6 +789,41 @@ def plan_change(sentence: Sentence) -> Iterator[Fact]:
         yield _fact(key, f"Might {verb} to {obj} (said once, {sentence.day}).", sentence, tentative=True)
     else:
         yield _fact(key, f"Plans to {verb} to {obj}.", sentence)
+
+
+_HEDGED = re.compile(
+    r"\b(?:(?:i|we)(?:'ll|\s+will|'d|\s+would)?\s+(?:probably\s+|maybe\s+|possibly\s+)?(?:might|may|could)\s+(?:also\s+|soon\s+|eventually\s+|well\s+)?|"
+    r"(?:i|we)(?:'ll|\s+will)\s+(?:probably|possibly|maybe)\s+|"
+    r"(?:maybe|probably|perhaps|possibly)\s+(?:i|we)(?:'ll|\s+will)\s+|"
+    r"(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:probably|possibly|maybe)\s+(?:going\s+to|gonna)\s+)"
+    r"(?P<phrase>(?!(?:not|be\s+able|need|have\s+to|ask|call|email|text|ring|message|contact|reply|write|get\s+back|"
+    r"forget|check|let\s+you|see|try\s+again|come\s+back)\b)[a-z][\w\-']*(?:\s+[\w\-']+){0,9})|"
+    r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:also\s+|seriously\s+|kind\s+of\s+|sort\s+of\s+)?(?P<think>thinking\s+(?:of|about)|considering)\s+"
+    r"(?P<gerund>[a-z][\w\-']*ing(?:\s+[\w\-']+){0,9})",
+    re.I,
+)
+
+
+@rule("tentative")
+def hedged(sentence: Sentence) -> Iterator[Fact]:
+    """Said tentatively, in the person's words: "we might go paperless" -> "Might go paperless (said
+    once, 3 Nov)."; "I'm thinking of learning Python" -> "Is thinking of learning Python (said once,
+    3 Nov)." Only first person, never about the agent ("you"), never when a sharper rule reads it."""
+    if not sentence.hedged or _CHANGE.search(sentence.text) or _GOAL.search(sentence.text):
+        return
+    match = _HEDGED.search(sentence.text)
+    if not match:
+        return
+    if match.group("phrase"):
+        phrase, lead = match.group("phrase"), "Might"
+    else:
+        think = re.sub(r"\s+", " ", match.group("think")).lower()
+        phrase, lead = match.group("gerund"), f"Is {think}"
+    phrase = clean_phrase(phrase)
+    if re.search(r"\b(?:you|your|yours|u|ur)\b", phrase, re.I) or len(phrase.split()) < 2:
+        return
+    text = f"{lead} {phrase} (said once, {sentence.day})."
+    yield _fact(line_key(text) or named_key("change", text), text, sentence, tentative=True)
 
 
 _GOAL = re.compile(
