@@ -498,6 +498,31 @@ def _for_the_moment(fact: Fact, sentence: Sentence) -> Fact:
     return Fact(line_key(text) or fact.key, text, list(fact.sources), tentative=True)
 
 
+# Times of day and of the week only ("before 9", "after 6pm", "at night", "on weekends", "during work
+# hours"): "at work" or "on Mondays" is left unsaid.
+_WHEN = re.compile(
+    r"\b(?:before|after|until|till|during|between|at\s+night|(?:on|at)\s+(?:the\s+)?weekends?|"
+    r"in\s+the\s+(?:mornings?|evenings?)|(?:early|late)\s+(?:in\s+the\s+)?(?:mornings?|evenings?)|at\s+lunch(?:time)?)\b",
+    re.I,
+)
+_WHEN_END = re.compile(
+    r"\s*(?:[,;:(]|\b(?:please|pls|plz|thanks|thank\s+you|because|since|as|cause|cuz|so|but|if|when|while)\b).*$", re.I
+)
+_REFUSED_CHANNEL = {"phone": "phone calls", "SMS": "texts", "email": "emails", "WhatsApp": "WhatsApp messages"}
+
+
+def _refused_when(sentence: Sentence, hint: Hint) -> Fact | None:
+    """ "no calls before 9 please" -> "No phone calls before 9." (English only: the time is copied as typed)."""
+    channel = _REFUSED_CHANNEL.get(hint.channel)
+    match = _WHEN.search(sentence.text)
+    if not channel or not match or sentence.languages != ("en",):
+        return None
+    phrase = re.sub(r"\s+", " ", _WHEN_END.sub("", sentence.text[match.start() :])).strip(" .!?")
+    if not phrase or len(phrase.split()) > 6 or re.search(r"\b(?:i|me|my|we|us|our|you|your)\b", phrase, re.I):
+        return None
+    return Fact("contact_time", f"No {channel} {phrase}.", [hint.source])
+
+
 _REPLACED_KEYS = frozenset({"location", "office", "role", "plan", "billing", "language"})
 
 
@@ -593,6 +618,7 @@ def memory_operations(payload: dict) -> dict:
         when = any(sentence.says_when for sentence in clauses)
         device = any(sentence.names_device for sentence in clauses)
         kept: list[str] = []  # the lines this message put
+        restricted: list[Fact] = []  # "no calls before 9": the refusal with its time, in their words
         for sentence in clauses:
             unsure = sentence.negated or sentence.hypothetical  # only the rules that read such clauses
             results = [
@@ -617,6 +643,9 @@ def memory_operations(payload: dict) -> dict:
                         sentence.says_when or (when and result.how == "avoid") or (device and result.channel == "phone")
                     ):
                         message_hints.append(result)
+                    elif sentence.says_when and result.how == "avoid" and not device:
+                        if fact := _refused_when(sentence, result):
+                            restricted.append(fact)
                 elif isinstance(result, Fact):
                     memory.put(_for_the_moment(result, sentence) if sentence.temporary else result)
                     kept.append(result.text)
@@ -634,6 +663,8 @@ def memory_operations(payload: dict) -> dict:
             avoided = {hint.channel.lower() for hint in message_hints}
             if any(channel.lower() not in avoided for channel in _channels_named(text)):
                 message_hints = []  # "pls txt me dont email": another channel is named, and not read as wanted
+        if len({fact.text for fact in restricted}) == 1:  # two different times in one message: nothing
+            memory.put(restricted[0])
         if has_words(text, LANGUAGE_CODES, "moving_words"):
             memory.moved_away(text, str(item.get("id")), kept)
         if message_hints:

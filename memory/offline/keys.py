@@ -13,6 +13,7 @@ from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
 
 _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("change", re.compile(r"\(said once|^(?:Might|Plans to|Will)\s", re.I)),
+    ("contact_time", re.compile(r"^No\s+(?:phone\s+calls|texts|emails|WhatsApp\s+messages)\s+\S", re.I)),
     ("contact", re.compile(rf"^Prefers\s+(?:not\s+to\s+(?:get|be)|to\s+be\s+(?:reached|contacted)|{CHANNEL}\b)", re.I)),
     (
         "language",
@@ -92,6 +93,7 @@ def line_key(text: str) -> str | None:
 _KIND_OF_KEY = {
     "name": "name",
     "contact": "contact",
+    "contact_time": "contact",
     "language": "language",
     "style": "style",
     "office": "office",

@@ -174,6 +174,7 @@ _AVOID = re.compile(
     rf"\b(?:stop|quit)\s+(?P<g>{_CHANNEL_GERUND})\b|"
     rf"\bstop\s+(?:sending|giving)\s+(?:me\s+|us\s+)?(?:any\s+)?(?:more\s+)?(?P<s>{CHANNEL})\b|"
     rf"\bno\s+more\s+(?P<m>{CHANNEL})\b|\bno\s+(?P<n>{CHANNEL})\s*(?=$|[,.!]|please|pls|thanks)|"
+    rf"\bno\s+(?P<nw>{CHANNEL})\s+(?=before|after|until|till|during|between|at\s+night|on\s+weekends|at\s+weekends|in\s+the)|"
     rf"\bnot\s+(?:(?:by|via|on|over|through|a|an|the|my)\s+){{0,2}}(?P<p>{CHANNEL}|{_CHANNEL_GERUND})\b|"
     rf"\b(?:rather\s+than|instead\s+of|than)\s+(?:a\s+|an\s+|the\s+|my\s+|by\s+|to\s+)?(?P<o>{CHANNEL}|{_CHANNEL_GERUND}|{CHANNEL_VERB})\b|"
     rf"\b{CHANNEL}\s+over\s+(?:a\s+|an\s+|the\s+)?(?P<ov>{CHANNEL}|{_CHANNEL_GERUND})\b|"
