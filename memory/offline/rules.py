@@ -581,8 +581,8 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
 
 
 _ROLE = re.compile(
-    rf"\b(?:i'?m|i\s+am|i\s+work\s+as|i\s+work\s+here\s+as)\s+(?:a|an)\s+(?P<role>(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN}){role_end('en')}|"
-    rf"\bmy\s+(?:role|job|job\s+title|title|position)\s+is\s+(?:a\s+|an\s+)?(?P<role2>(?:[\w\-]+\s+){{0,3}}?{JOB_NOUN}){role_end('en')}",
+    rf"\b(?:i'?m|i\s+am|i\s+work\s+as|i\s+work\s+here\s+as)\s+(?:a|an)\s+(?P<role>(?:[\w\-]+(?:['\u2019]s)?\s+){{0,3}}?{JOB_NOUN}){role_end('en')}|"
+    rf"\bmy\s+(?:role|job|job\s+title|title|position)\s+is\s+(?:a\s+|an\s+)?(?P<role2>(?:[\w\-]+(?:['\u2019]s)?\s+){{0,3}}?{JOB_NOUN}){role_end('en')}",
     re.I,
 )
 
@@ -725,8 +725,8 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
 
 
 _PLAN = re.compile(
-    r"\b(?:i'?m|i\s+am|we'?re|we\s+are|i'?ve|we'?ve|i\s+have|we\s+have)\s+(?:currently\s+|now\s+|still\s+|already\s+)?(?:on|using|subscribed\s+to|got|paying\s+for|bought)\s+(?:the\s+|a\s+|an\s+)?(?P<plan>[\w\-]+)\s+plan\b|"
-    r"\b(?:i|we)\s+(?:have|use|pay\s+for)\s+(?:the\s+|a\s+|an\s+)?(?P<plan2>[\w\-]+)\s+plan\b|"
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are|i'?ve|we'?ve|i\s+have|we\s+have)\s+(?:currently\s+|now\s+|still\s+|already\s+)?(?:on|using|subscribed\s+to|got|paying\s+for|bought)\s+(?:the\s+|a\s+|an\s+)?(?P<plan>[\w\-]+(?:\s+[\w\-]+){0,3}?)\s+plan\b|"
+    r"\b(?:i|we)\s+(?:have|use|pay\s+for)\s+(?:the\s+|a\s+|an\s+)?(?P<plan2>[\w\-]+(?:\s+[\w\-]+){0,3}?)\s+plan\b|"
     r"\b(?:my|our)\s+plan\s+is\s+(?:the\s+)?(?P<plan3>[\w\-]+)\b",
     re.I,
 )
@@ -738,7 +738,12 @@ def plan(sentence: Sentence) -> Iterator[Fact]:
     if sentence.tentative:
         return
     if match := _PLAN.search(sentence.text):
-        name = match.group("plan") or match.group("plan2") or match.group("plan3")
+        name = re.sub(r"\s+", " ", match.group("plan") or match.group("plan2") or match.group("plan3"))
+        if " " in name:  # "the 5G Max plan": the whole name as typed, or nothing ("the family Pro plan")
+            if not all(word[:1].isupper() or word[:1].isdigit() for word in name.split()):
+                return
+            yield _fact("plan", f"Is on the {name} plan.", sentence)
+            return
         if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
             return  # "the Use plan": only a known plan name, or a capitalised one, is a plan
         key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
