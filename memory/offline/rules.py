@@ -202,12 +202,15 @@ _SEND_BY = re.compile(
     re.I,
 )
 _BEST_WAY = re.compile(
+    rf"\b(?:easiest|simplest|quickest|fastest)\s+(?:is|would\s+be|way\s+is|for\s+me\s+is)\s+(?:by\s+|via\s+|on\s+|over\s+)?(?:an?\s+)?(?P<e>{CHANNEL})\b|"
+    rf"\bsend\s+(?:me\s+|us\s+)?(?:everything|it\s+all|all\s+of\s+it|all\s+that|stuff|things)\s+(?:to|by|via|on|over)\s+(?:my\s+|our\s+)?(?P<s>{CHANNEL})\b|"
+    rf"\b(?:i|we)\s+only\s+(?:check|read|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<k>{CHANNEL})\b|"
     rf"\bbest\s+(?:way|channel|bet)\s+(?:to\s+(?:reach|contact|get)\s+(?:me|us|hold\s+of\s+(?:me|us))\s+)?is\s+(?:by\s+|via\s+|on\s+|over\s+|through\s+)?(?:my\s+)?(?P<p>{CHANNEL})\b|"
     rf"\b(?:i|we)\s+(?:check|read|see|use|look\s+at|answer)\s+(?:my\s+|our\s+)?(?P<c>{CHANNEL}|inbox)\s+(?:way\s+|much\s+|a\s+lot\s+|far\s+)?more\b|"
     rf"^\s*(?:(?:yes|yeah|yep|ok|okay|honestly|just|only|tbh)[\s,]+)*(?P<o>{CHANNEL})\s+(?:only|please|pls|works(?:\s+(?:best|better|fine))?|(?:is|are)\s+(?:just\s+|much\s+|way\s+|so\s+)?(?:best|better|easier|fine|ok|okay|good|great|quicker|faster))\b|"
     rf"\b(?P<w>{CHANNEL})\s+(?:beats|trumps|wins)\b|"
     rf"\b(?:an?\s+(?:quick\s+|short\s+)?)?(?P<q>{CHANNEL})\s+is\s+(?:the\s+way\s+to\s+go|the\s+best\s+(?:way|option|bet)|my\s+preference|preferred)\b|"
-    rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|for\s+(?:updates|everything|that)\b))",
+    rf"^\s*(?:please\s+|pls\s+|just\s+)?(?:use|try|stick\s+(?:to|with)|switch\s+(?:over\s+)?to|go\s+with)\s+(?:my\s+)?(?P<u>{CHANNEL})(?=\s*(?:$|instead|please|pls|then|now|not\b|rather\b|over\b|from\s+now\s+on|going\s+forward|in\s+future|for\s+(?:updates|everything|that)\b))",
     re.I,
 )
 _CHANGED_WISH = re.compile(
@@ -300,7 +303,9 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
     for pattern in (_PREFER, _REACH_ME, _SEND_BY, _BEST_WAY):
         for match in pattern.finditer(text):
             group = next(
-                name for name in ("p", "a", "c", "o", "w", "q", "u") if name in pattern.groupindex and match.group(name)
+                name
+                for name in ("p", "a", "c", "o", "w", "q", "u", "e", "s", "k")
+                if name in pattern.groupindex and match.group(name)
             )
             if wanted(match, group):
                 yield Hint("prefer", _channel(match.group(group)), sentence.source, fresh)
@@ -311,6 +316,8 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         if not wanted(match, group):
             continue
         rest = match.group("rest")
+        if re.match(rf"\s*(?:on|by|via|over|through|at)\s+(?:my\s+)?{CHANNEL}\b", rest, re.I):
+            continue  # "message me on WhatsApp": the channel it names is the wish (read above)
         standing = re.search(
             r"\b(?:instead|from\s+now\s+on|going\s+forward|in\s+(?:the\s+)?future|always|rather|only)\b", rest, re.I
         )
