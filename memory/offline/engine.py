@@ -10,7 +10,7 @@ from .. import policy
 from ..text import fold_word, is_said_once, without_said_once
 from .clauses import split
 from .keys import kind_of, kind_of_line, kinds_left_out, line_key
-from .rules import NEGATION_AWARE, RULES, Fact, Sentence, Update, contact_line, plan_name
+from .rules import NEGATION_AWARE, PET_LINE, RULES, Fact, Sentence, Update, contact_line, plan_name
 from .tables import Hint, has_words, languages_in
 from .vocabulary import (
     INJECTION,
@@ -50,7 +50,13 @@ class _Memory:
     """The existing lines and the additions of this run; every change goes through ``put`` or ``update``."""
 
     def __init__(
-        self, lines: list[dict], *, opened: frozenset[str], left_out: frozenset[str], offered: dict | None = None
+        self,
+        lines: list[dict],
+        *,
+        opened: frozenset[str],
+        left_out: frozenset[str],
+        offered: dict | None = None,
+        pets_opened: frozenset[str] = frozenset(),
     ) -> None:
         self.lines = [
             _Line(number=int(line["n"]), original=str(line["text"]), text=str(line["text"]))
@@ -59,6 +65,7 @@ class _Memory:
         ]
         self.added: list[Fact] = []
         self.opened = opened
+        self.pets_opened = pets_opened  # what the instructions open only for the person's pets
         self.left_out = left_out
         self.offered = offered or {}  # the run's sources by id, in the shape policy.source_refusal reads
         self._verdicts: dict[str | tuple, bool] = {}  # the guards' answers, asked once a run
@@ -76,7 +83,8 @@ class _Memory:
         if self.left_out_kind(text, key):
             return False
         if text not in self._verdicts:
-            self._verdicts[text] = policy.line_refusal(text, opened=self.opened) is None
+            opened = self.opened | self.pets_opened if PET_LINE.match(text) else self.opened
+            self._verdicts[text] = policy.line_refusal(text, opened=opened) is None
         if not self._verdicts[text] or sources is None:
             return self._verdicts[text]
         asked = (text, *sources)
@@ -357,7 +365,7 @@ class _Read:
     someone_else_bought: bool  # a clause about buying or booking for someone else (R13)
 
 
-def read_message(message: dict, opened: frozenset[str]) -> _Read:
+def read_message(message: dict, opened: frozenset[str], pets_opened: frozenset[str] = frozenset()) -> _Read:
     """The message's clauses, each to be held against the guards on its own (``clause_refusal``) before
     anything read from it is used: a refused clause is skipped alone."""
     text = str(message.get("text") or "")
@@ -378,6 +386,7 @@ def read_message(message: dict, opened: frozenset[str]) -> _Read:
                 opened=opened,
                 message=text,
                 languages=codes,
+                pets_opened=pets_opened,
             )
         )
     # "My brother plays every day. Buy him 500 gems" / "buy 500 gems": another person and a purchase
@@ -566,10 +575,12 @@ def memory_operations(payload: dict) -> dict:
     instructions = payload.get("instructions") or {}
     team = str(instructions.get("team") or "") if isinstance(instructions, dict) else str(instructions)
     opened = _opened_for_the_person(team)
+    pets_opened = policy.categories_opened_by(team) - opened
     left_out = kinds_left_out(team)
     memory = _Memory(
         list(payload.get("lines") or []),
         opened=opened,
+        pets_opened=pets_opened,
         left_out=left_out,
         offered=policy.sources_from_payload(
             {
@@ -587,7 +598,7 @@ def memory_operations(payload: dict) -> dict:
 
     messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
     actions = [a for a in payload.get("actions") or [] if isinstance(a, dict)]
-    reads = {id(message): read_message(message, opened) for message in messages}
+    reads = {id(message): read_message(message, opened, pets_opened) for message in messages}
     someone_else = any(read.someone_else_bought for read in reads.values())
     events = sorted(
         [("message", m) for m in messages] + [("action", a) for a in actions],
@@ -632,7 +643,8 @@ def memory_operations(payload: dict) -> dict:
             if not results:
                 continue
             if sentence.text not in refusals:  # asked once a run
-                refusals[sentence.text] = clause_refusal(sentence.text, opened)
+                about_a_pet = pets_opened and has_words(sentence.text, LANGUAGE_CODES, "pets")
+                refusals[sentence.text] = clause_refusal(sentence.text, opened | pets_opened if about_a_pet else opened)
             if refusals[sentence.text]:
                 if refusals[sentence.text] != "injection":
                     _contradicted_only(memory, results)

@@ -57,6 +57,13 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("action", re.compile(r"^(?P<name>.+?)\s+on\s+\d{1,2}\s+[A-Z][a-z]{2,8}\.?$")),
     ("allergy", re.compile(r"^(?:Allergic\s+to\s+(?P<name>.+?)|Has\s+an?\s+(?P<name2>.+?)\s+allergy)\.?$", re.I)),
     (
+        "diet",
+        re.compile(
+            r"^Is\s+(?:vegetarian|vegan|pescatarian|gluten-free|dairy-free|lactose\s+intolerant|coeliac|celiac)\.?$",
+            re.I,
+        ),
+    ),
+    (
         "religion",
         re.compile(
             r"^(?:Is\s+(?:Hindu|Muslim|Christian|Sikh|Jewish|Buddhist|Jain|Catholic|Atheist)|Celebrates)\b", re.I
@@ -109,6 +116,7 @@ _KIND_OF_KEY = {
     "change": "goal",
     "action": "action",
     "allergy": "allergy",
+    "diet": "allergy",
     "religion": "religion",
 }
 KIND_VOCABULARY: dict[str, str] = {

@@ -79,6 +79,7 @@ class Sentence:
     opened: frozenset[str]
     message: str = ""
     languages: tuple[str, ...] = ("en",)
+    pets_opened: frozenset[str] = frozenset()  # what the instructions open only for the person's pets
 
     @cached_property
     def tentative(self) -> bool:
@@ -976,6 +977,39 @@ def allergy(sentence: Sentence) -> Iterator[Fact]:
             what = match.group("x2").strip().lower()
             article = "an" if what[:1] in "aeiou" else "a"
             yield _fact(named_key("allergy", what), f"Has {article} {what} allergy.", sentence)
+
+
+_PET = r"(?P<pet>dog|dogs|cat|cats|puppy|kitten|pet|pets|horse|parrot|rabbit)"
+PET_LINE = re.compile(rf"^Their\s+{_PET}\s", re.I)
+_PET_ALLERGY = re.compile(
+    rf"\b(?:my|our)\s+(?:little\s+|old\s+|new\s+)?{_PET}(?:['\u2019]s)?\s+(?:is|are|gets|'s)\s+(?:also\s+)?(?:severely\s+|very\s+|mildly\s+|really\s+)?"
+    r"allergic\s+to\s+(?P<x>[\w\-]+(?:(?:\s+|\s*,\s*|\s+and\s+)[\w\-]+){0,3}?)(?=\s*(?:$|[.;!?]|,?\s(?:so|but|because|please)\b))|"
+    rf"\b(?:my|our)\s+(?:little\s+|old\s+|new\s+)?(?P<pet2>dog|cat|puppy|kitten|pet|horse|parrot|rabbit)\s+has\s+(?:an?\s+)?(?P<x2>[\w\-]+)\s+allergy\b",
+    re.I,
+)
+_DIET = re.compile(
+    r"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:a\s+|all\s+|both\s+|strictly\s+|strict\s+|fully\s+)?"
+    r"(?P<d>vegetarian|vegan|pescatarian|gluten-free|dairy-free|lactose\s+intolerant|coeliac|celiac)\b",
+    re.I,
+)
+
+
+@rule("allergy")
+def pet_allergy(sentence: Sentence) -> Iterator[Fact]:
+    """Only what the instructions open for pets: "my dog is allergic to chicken" -> "Their dog is
+    allergic to chicken."; "I'm vegetarian" when the person's own diet is opened -> "Is vegetarian." """
+    if "health" in (sentence.opened | sentence.pets_opened) and (match := _PET_ALLERGY.search(sentence.text)):
+        if match.group("x"):
+            pet, what = match.group("pet").lower(), match.group("x").strip()
+            verb = "are" if pet in {"dogs", "cats", "pets"} else "is"
+            yield _fact(named_key("allergy", f"{pet} {what}"), f"Their {pet} {verb} allergic to {what}.", sentence)
+        else:
+            pet, what = match.group("pet2").lower(), match.group("x2").strip().lower()
+            article = "an" if what[:1] in "aeiou" else "a"
+            yield _fact(named_key("allergy", f"{pet} {what}"), f"Their {pet} has {article} {what} allergy.", sentence)
+    if "health" in sentence.opened and (match := _DIET.search(sentence.text)):
+        diet = re.sub(r"\s+", " ", match.group("d")).lower()
+        yield _fact("diet", f"Is {diet}.", sentence)
 
 
 _RELIGION = re.compile(
