@@ -271,7 +271,7 @@ def _channels_named(text: str) -> set[str]:
     return {words.get(re.sub(r"\s+", " ", match.group(0).lower()), "") for match in pattern.finditer(text)} - {""}
 
 
-_PLACE_OF_LINE = re.compile(r"^(?:Based in|Works from the) (?P<place>.+?)(?: office)?\.$")
+_PLACE_OF_LINE = re.compile(r"^(?:Based in|Lives near|Works from the) (?P<place>.+?)(?: office)?\.$")
 _HEDGE_WORDS = frozenset({"might", "upgrade", "downgrade", "change", "wants", "uses", "works", "based", "lives"})
 
 

@@ -32,7 +32,7 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"^Works\s+(?:from|at|out\s+of|in)\s+(?:the\s+)?.*\boffice\b|^Works\s+(?:remotely|from\s+home)\b", re.I
         ),
     ),
-    ("location", re.compile(r"^(?:Based|Lives|Located)\s+in\b", re.I)),
+    ("location", re.compile(r"^(?:Based|Lives|Located)\s+(?:in|near)\b", re.I)),
     ("name", re.compile(r"^Prefers\s+to\s+be\s+called\b", re.I)),
     ("role", re.compile(r"^(?:Works\s+as\b|Leads\s+the\s+.+\s+team\b|Works\s+in\s+the\s+.+\s+team\b)", re.I)),
     ("app", re.compile(r"^Uses\s+the\s+\w+\s+app\b", re.I)),

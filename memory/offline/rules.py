@@ -532,6 +532,8 @@ def office_or_location(sentence: Sentence) -> Iterator[Fact]:
         place = _place(next(group for group in match.groups() if group))
         if place:
             yield _fact("location", f"Based in {place}.", sentence)
+    elif (match := _PLACE_NEAR.search(sentence.text)) and (place := _place(match.group("place"))):
+        yield _fact("location", f"Lives near {place}.", sentence)  # near, never "in"
 
 
 _MOVED_FROM_TO = re.compile(
@@ -730,6 +732,28 @@ def setup(sentence: Sentence) -> Iterator[Fact]:
             ):
                 continue
             yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
+    # "we track bugs in Linear", "our team lives in Notion": the tool as typed (a capital: "linear" is
+    # a word), never while they are leaving, comparing or trying it
+    if (match := _TOOL_IN.search(text)) and match.group("tool")[:1].isupper() and not _NOT_THE_TOOL_NOW.search(text):
+        name = _integration_name(match.group("tool")) or match.group("tool")
+        yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
+
+
+_TOOL_IN = re.compile(
+    rf"\b(?:we|i|our\s+(?:team|teams|company|business|staff|people|support|devs|developers|engineers|agents))(?:'re|\s+are|'m|\s+am)?\s+"
+    rf"(?!used\b|use\s+to\b)(?:[\w\-]+\s+){{1,4}}?(?:in|on|with|through|via|inside|out\s+of)\s+(?P<tool>{INTEGRATION})(?![\w\-])",
+    re.I,
+)
+_NOT_THE_TOOL_NOW = re.compile(
+    r"\b(?:used\s+to|away\s+from|from|leav\w*|left|instead|replac\w*|until|before|trial\w*|trying|test\w*|evaluat\w*|"
+    r"looking\s+at|compar\w*|vs|versus|or|demo\w*|pilot\w*|integrat\w*|connect\w*|sync\w*|export\w*|import\w*)\b",
+    re.I,
+)
+_PLACE_NEAR = re.compile(
+    r"\b(?:i|we)\s+(?:now\s+|currently\s+)?(?:live|am\s+based|'m\s+based|are\s+based|'re\s+based)\s+(?:right\s+|quite\s+)?near\s+"
+    r"(?P<place>(?-i:[A-Z])[\w\-]*(?:\s+(?-i:[A-Z])[\w\-]*){0,2})",
+    re.I,
+)
 
 
 _PLAN = re.compile(
