@@ -11,7 +11,10 @@
 // Beyond the document: client.agents() and client.createAgent() find and make agents;
 // agent.endUsers() lists everyone an agent has met; endUser.conversations() and export() read what is
 // kept about one person; client.endUser(id).erase() erases them on every agent of the team;
-// client.conversation(id).get() reads a chat; client.webhooks (and agent.webhooks) manage endpoints.
+// client.conversation(id).get() reads a chat; client.webhooks (and agent.webhooks) manage endpoints;
+// client.auditLog() reads who did what to the team's access. A key acts with its maker's role: webhooks'
+// changes, erase() on every agent, agent deletion and the audit log want an owner's or admin's key
+// (otherwise `admin_only`, 403).
 //
 // Compare-and-set: a memory read (get, set, stop) carries its version as `memory.etag` (not
 // enumerable: the object is still the API's JSON). Pass it back, `set(text, { memory })` or
@@ -83,6 +86,11 @@ export class AgentNava {
       id: endUserId,
       erase: () => client.request('DELETE', `/end-users/${segment(endUserId)}`),
     });
+  }
+
+  /** The team's audit log, newest first: {events, next}. Page with {before} or {cursor} (next's). */
+  auditLog({ limit, before, cursor } = {}) {
+    return this.request('GET', `/audit-log${query({ limit, before, cursor })}`);
   }
 
   /** The team's webhook endpoints: list, create({url, events, agentId?, includeText?}), get, update, delete. */

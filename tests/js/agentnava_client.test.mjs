@@ -356,6 +356,29 @@ test('client.endUser(id).erase() erases them on every agent of the team', async 
   await rejectsWith(api.endUser('u_gita').erase(), 'end_user_not_found');
 });
 
+test('client.auditLog() pages who did what, and a member\'s key is refused what only admins may do', async () => {
+  const api = client();
+  const first = await api.auditLog({ limit: 1 });
+  assert.equal(first.events.length, 1);
+  assert.equal(first.events[0].action, 'end_user.erased_team_wide'); // the test above, newest first
+  assert.equal(first.events[0].actor, 'command line');
+  assert.equal(first.events[0].apiKeyPrefix, apiKey.slice(0, 12));
+  const memberKey = manage(
+    'shell',
+    '-c',
+    "from django.contrib.auth.models import User; from agents.models import Membership, Team; " +
+      "from agents.services import api_key_create; team = Team.objects.get(slug='jsco'); " +
+      "user = User.objects.create_user(username='m@jsco.test', email='m@jsco.test'); " +
+      "Membership.objects.create(team=team, user=user, role='member'); " +
+      "print(api_key_create(team=team, name='member', created_by=user)[1])",
+  ).trim().split('\n').pop();
+  const member = new AgentNava({ apiKey: memberKey, baseUrl });
+  await rejectsWith(member.webhooks.create({ url: 'https://example.com/h', events: ['memory.updated'] }), 'admin_only');
+  await rejectsWith(member.auditLog(), 'admin_only');
+  await rejectsWith(member.endUser('u_nobody').erase(), 'admin_only');
+  assert.ok((await member.agents()).agents.length >= 1); // a member still reads and builds
+});
+
 test('an endUserId is one path segment whatever it holds: "bob/memory" is not "bob"', async () => {
   const agent = client().agent(agentId);
   const bob = agent.endUser('bob_js');
