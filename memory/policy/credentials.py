@@ -126,6 +126,16 @@ def _after_word(tokens: list[str], start: int) -> tuple[bool, int]:
     return linked, index
 
 
+def _value_after_word(value: str, quoted: bool, linked: bool, strong: bool, tokens: list[str], index: int) -> bool:
+    if _has_secret_shape(value) or (quoted and len(value) >= 2):
+        return True
+    if linked and re.fullmatch(r"\d{4,8}", value):
+        return True  # "PIN is 1987": after a link, a year-shaped number is the PIN
+    if strong and linked and _is_word_value(value):
+        return True
+    return index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value)
+
+
 def _word_then_value(folded: str) -> bool:
     for match in _SECRET_WORD.finditer(folded):
         strong = match.group("strong") is not None
@@ -161,13 +171,8 @@ def _word_then_value(folded: str) -> bool:
             quoted = raw[:1] in "\"'\u201c\u2018"
             if _postcode_after_pin(match.group(0), value):
                 continue
-            if _has_secret_shape(value) or (quoted and len(value) >= 2):
-                return True
-            if linked and re.fullmatch(r"\d{4,8}", value):
-                return True  # "PIN is 1987": after a link, a year-shaped number is the PIN
-            if strong and linked and _is_word_value(value):
-                return True
-            if index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value):
+            # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
+            if value not in _VALUE_STOP and _value_after_word(value, quoted, linked, strong, tokens, index):
                 return True
         # A one-time code told a few words later ("the code you sent me was 482913").
         clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
@@ -250,7 +255,7 @@ _NOT_A_PASSWORD = re.compile(
 _NOT_A_CODE_BEFORE = frozenset(_V["not_a_code_before"])
 _NOT_AFTER_CUE = frozenset(_V["not_secret_after"])
 _NEAR_AFTER = 9  # words between a secret word and its value
-_NEAR_BEFORE = 4  # words between a value and the secret word after it
+_NEAR_BEFORE = 5  # words between a value and the secret word after it
 _LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|finais|finale)\W+(?:\w+\W+)?$")
 
 
