@@ -1,5 +1,7 @@
 """Listeners of this app's own models: a key's standing changed, so every process's key cache goes."""
 
+from django.utils import timezone
+
 from .services import key_generation_bump
 
 
@@ -9,3 +11,12 @@ def key_standing_changed(sender, instance, created=False, **kwargs):
     if sender.__name__ == "ApiKey" and created:
         return
     key_generation_bump()
+
+
+def maker_deleted(sender, instance, **kwargs):
+    """An account is deleted: every key it made is revoked first, so none of them, its maker gone
+    (`created_by` is set to null), passes for a key made on the command line (which acts as an admin)."""
+    from .models import ApiKey
+
+    if ApiKey.objects.filter(created_by=instance, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        key_generation_bump()

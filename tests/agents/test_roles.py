@@ -253,3 +253,16 @@ def test_the_migration_gives_a_team_without_an_owner_its_first_member(db):
         "owner@initech.test": "owner",
         "later@initech.test": "member",
     }
+
+
+def test_deleting_an_account_revokes_its_keys_so_none_passes_for_a_command_line_key(
+    world, django_capture_on_commit_callbacks
+):
+    admin_user, _, _ = world["admin"]
+    _, raw = agent_services.api_key_create(team=world["team"], name="Admin's", created_by=admin_user)
+    assert InProcessApi(raw).get("/audit-log").status == 200
+    with django_capture_on_commit_callbacks(execute=True):  # the key generation moves on commit
+        admin_user.delete()
+    key = ApiKey.objects.get(name="Admin's")
+    assert key.created_by is None and key.revoked_at is not None
+    assert InProcessApi(raw).get("/agents").status == 401
