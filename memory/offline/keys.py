@@ -26,6 +26,7 @@ _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "style",
         re.compile(r"^Prefers\s+(?:short|brief|concise|detailed|step-by-step|longer|answers\s+in\s+bullet)", re.I),
     ),
+    ("remote_days", re.compile(r"^Works\s+(?:remotely|from\s+home)\s+\S", re.I)),
     (
         "office",
         re.compile(
@@ -104,6 +105,7 @@ _KIND_OF_KEY = {
     "language": "language",
     "style": "style",
     "office": "office",
+    "remote_days": "office",
     "location": "office",
     "role": "role",
     "app": "setup",

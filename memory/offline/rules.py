@@ -487,6 +487,24 @@ _REMOTE = re.compile(
     r"(?:work(?:ing)?\s+(?:from\s+home|remotely)|remote)\b",
     re.I,
 )
+_PART_TIME_END = re.compile(
+    r"\s*(?:[,;:(]|\b(?:but|because|since|so|as|the\s+rest|otherwise|if|when|while|please|and\s+(?:i|we|the|in|at|from))\b).*$",
+    re.I,
+)
+
+
+def _part_time_line(match: re.Match[str], sentence: Sentence) -> str | None:
+    """ "I work from home two days a week" -> "Works from home two days a week.": the part of the week
+    in the person's words, or nothing."""
+    how = "from home" if re.search(r"home", match.group(0), re.I) else "remotely"
+    when = re.sub(r"\s+", " ", _PART_TIME_END.sub("", sentence.text[match.end() :])).strip(" .!?")
+    if not when or len(when.split()) > 7 or not has_words(when, ("en",), "part_time"):
+        return None
+    if re.search(r"\b(?:i|me|my|we|us|our|you|your)\b", when, re.I):
+        return None
+    return f"Works {how} {when}."
+
+
 _BASED = re.compile(
     rf"\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:now\s+)?(?:based|located)\s+(?:in|out\s+of)\s+{_place_group('place3')}|"
     rf"\b(?:i|we)\s+(?:now\s+)?live\s+in\s+{_place_group('place4')}",
@@ -524,10 +542,11 @@ def office_or_location(sentence: Sentence) -> Iterator[Fact]:
         place = _place(match.group("place1") or match.group("place2") or "")
         if place and place.lower() not in {"a", "an", "the"}:
             yield _fact("office", f"Works from the {place} office.", sentence)
-    elif _REMOTE.search(sentence.text) and not has_words(
-        sentence.message or sentence.text, sentence.languages, "part_time"
-    ):
-        yield _fact("office", "Works remotely.", sentence)  # "home two days a week" is not "Works remotely."
+    elif match := _REMOTE.search(sentence.text):
+        if not has_words(sentence.message or sentence.text, sentence.languages, "part_time"):
+            yield _fact("office", "Works remotely.", sentence)  # "home two days a week" is not "Works remotely."
+        elif line := _part_time_line(match, sentence):
+            yield _fact("remote_days", line, sentence)
     if match := _BASED.search(sentence.text):
         place = _place(next(group for group in match.groups() if group))
         if place:
@@ -832,12 +851,12 @@ def plan_change(sentence: Sentence) -> Iterator[Fact]:
 _HEDGED = re.compile(
     r"\b(?:(?:i|we)(?:'ll|\s+will|'d|\s+would)?\s+(?:probably\s+|maybe\s+|possibly\s+)?(?:might|may|could)\s+(?:also\s+|soon\s+|eventually\s+|well\s+)?|"
     r"(?:i|we)(?:'ll|\s+will)\s+(?:probably|possibly|maybe)\s+|"
-    r"(?:maybe|probably|perhaps|possibly)\s+(?:i|we)(?:'ll|\s+will)\s+|"
+    r"(?:maybe|probably|perhaps|possibly)\s+(?:i|we)(?:'ll|\s+will)?\s+|"
     r"(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:probably|possibly|maybe)\s+(?:going\s+to|gonna)\s+)"
     r"(?P<phrase>(?!(?:not|be\s+able|need|have\s+to|ask|call|email|text|ring|message|contact|reply|write|get\s+back|"
     r"forget|check|let\s+you|see|try\s+again|come\s+back)\b)[a-z][\w\-']*(?:\s+[\w\-']+){0,9})|"
     r"\b(?:i'?m|we'?re|i\s+am|we\s+are)\s+(?:also\s+|seriously\s+|kind\s+of\s+|sort\s+of\s+)?(?P<think>thinking\s+(?:of|about)|considering)\s+"
-    r"(?P<gerund>[a-z][\w\-']*ing(?:\s+[\w\-']+){0,9})",
+    r"(?P<gerund>(?!(?:it|this|that|you|your|them|him|her)\b)[\w\-']+(?:\s+[\w\-']+){0,9})",
     re.I,
 )
 
