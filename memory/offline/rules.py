@@ -698,8 +698,7 @@ _DEVICE_NOUN = alternation(
 )
 _USES_DEVICE = re.compile(
     r"\b(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:mostly\s+|mainly\s+|usually\s+|only\s+|always\s+|just\s+|now\s+)?"
-    r"(?:use|using|play\s+on|bank\s+on|shop\s+on|watch\s+on|do\s+(?:everything|it\s+all|most\s+things|it|this)\s+on|"
-    r"log\s+in\s+(?:on|from|through|via)|check\s+(?:it|things)\s+on|on)\s+"
+    r"(?:use|using|(?:[\w\-]+\s+){1,4}?(?:on|using|via|through|from)|on)\s+"
     rf"(?P<det>the|my|our|an?)\s+(?P<thing>(?:[\w\-]+\s+){{0,2}}?{_DEVICE_NOUN}(?:\s+app)?)(?![\w\-])",
     re.I,
 )
@@ -708,12 +707,24 @@ _USES_DEVICE = re.compile(
 def _device_line(match: re.Match[str]) -> str | None:
     """ "I do everything on my laptop" -> "Uses a laptop."; "I use the tablet app" -> "Uses the tablet app." """
     thing = re.sub(r"\s+", " ", match.group("thing")).strip()
-    if set(thing.lower().split()) & STOP_WORDS - {"app"}:
+    if set(thing.lower().split()) & {
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "them",
+        "your",
+        "you",
+        "their",
+        "his",
+        "her",
+    }:
         return None
     det = match.group("det").lower()
     if det == "the":
         return f"Uses the {thing}."
-    article = "an" if thing[:1].lower() in "aeiou" else "a"
+    article = "an" if thing[:1].lower() in "aeiou" or thing[:1] == "X" else "a"
     return f"Uses {article} {thing}."
 
 
@@ -861,6 +872,14 @@ _HEDGED = re.compile(
 )
 
 
+_HEDGED_START = re.compile(
+    r"^\s*(?:(?:might|may)\s+|(?:probably|maybe|possibly)\s+(?P<going>going\s+to\s+|gonna\s+)?)"
+    r"(?P<phrase>(?!(?:not|be\s+able|need|have\s+to|ask|call|email|text|ring|message|contact|reply|write|get\s+back|"
+    r"forget|check|let\s+you|see|try\s+again|come\s+back|i|we|you|it|this|that)\b)[\w\-']+(?:\s+[\w\-']+){0,9})",
+    re.I,
+)
+
+
 @rule("tentative")
 def hedged(sentence: Sentence) -> Iterator[Fact]:
     """Said tentatively, in the person's words: "we might go paperless" -> "Might go paperless (said
@@ -869,6 +888,17 @@ def hedged(sentence: Sentence) -> Iterator[Fact]:
     if not sentence.hedged or _CHANGE.search(sentence.text) or _GOAL.search(sentence.text):
         return
     match = _HEDGED.search(sentence.text)
+    if start := _HEDGED_START.match(sentence.text):
+        phrase = start.group("phrase")
+        if start.group("going") and re.match(r"(?-i:[A-Z])", phrase):
+            phrase = "go to " + phrase  # "probably going to Japan in April"
+        elif start.group("going"):
+            return
+        phrase = clean_phrase(phrase)
+        if len(phrase.split()) >= 2 and not re.search(r"\b(?:you|your|yours|u|ur)\b", phrase, re.I):
+            text = f"Might {phrase} (said once, {sentence.day})."
+            yield _fact(line_key(text) or named_key("change", text), text, sentence, tentative=True)
+        return
     if not match:
         return
     if match.group("phrase"):
@@ -1169,7 +1199,7 @@ def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
         elif kind == "style" and not one_off_message:
             yield _fact("style", _style_line(sentence.message or sentence.text), sentence)
         elif kind == "plan":
-            raw = values.get("plan") or values.get("plan2") or ""
+            raw = (values.get("plan") or values.get("plan2") or "").strip("-")
             name = english_of(code, "plan_names", raw)
             if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
                 continue
@@ -1190,7 +1220,7 @@ def _hedged_change(code: str, values: dict, sentence: Sentence) -> Fact | None:
             return None
         text = f"Might switch to {names[0]}"
     elif what == "plan":
-        name = english_of(code, "plan_names", values.get("plan") or "")
+        name = english_of(code, "plan_names", (values.get("plan") or "").strip("-"))
         if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
             return None
         text = f"Might move to the {plan_name(name)} plan"
