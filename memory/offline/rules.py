@@ -193,6 +193,7 @@ _PREFER = re.compile(
     re.I,
 )
 _REACH_ME = re.compile(
+    rf"\breach\s+out\s+(?:to\s+(?:me|us)\s+)?(?:only\s+|just\s+)?(?:by|via|on|over|through)\s+(?:my\s+)?(?P<ro>{CHANNEL})\b|"
     rf"\b(?:contact|reach|message|ping|email|text|call|get\s+(?:in\s+touch|back)\s+(?:with|to))\s+(?:me|us)\s+(?:only\s+|just\s+)?(?:by|via|on|over|through)\s+(?:my\s+)?(?P<p>{CHANNEL})\b",
     re.I,
 )
@@ -305,7 +306,7 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
         for match in pattern.finditer(text):
             group = next(
                 name
-                for name in ("p", "a", "c", "o", "w", "q", "u", "e", "s", "k")
+                for name in ("p", "a", "c", "o", "w", "q", "u", "e", "s", "k", "ro")
                 if name in pattern.groupindex and match.group(name)
             )
             if wanted(match, group):
