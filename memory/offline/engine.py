@@ -521,7 +521,8 @@ _REFUSED_CHANNEL = {"phone": "phone calls", "SMS": "texts", "email": "emails", "
 
 
 def _refused_when(sentence: Sentence, hint: Hint) -> Fact | None:
-    """ "no calls before 9 please" -> "No phone calls before 9." (English only: the time is copied as typed)."""
+    """ "no calls before 9 please" -> "No phone calls before 9."; "call me after 6pm" -> "Prefers phone
+    calls after 6pm." (English only: the time is copied as typed)."""
     channel = _REFUSED_CHANNEL.get(hint.channel)
     match = _WHEN.search(sentence.text)
     if not channel or not match or sentence.languages != ("en",):
@@ -529,7 +530,8 @@ def _refused_when(sentence: Sentence, hint: Hint) -> Fact | None:
     phrase = re.sub(r"\s+", " ", _WHEN_END.sub("", sentence.text[match.start() :])).strip(" .!?")
     if not phrase or len(phrase.split()) > 6 or re.search(r"\b(?:i|me|my|we|us|our|you|your)\b", phrase, re.I):
         return None
-    return Fact("contact_time", f"No {channel} {phrase}.", [hint.source])
+    text = f"No {channel} {phrase}." if hint.how == "avoid" else f"Prefers {channel} {phrase}."
+    return Fact("contact_time", text, [hint.source])
 
 
 _REPLACED_KEYS = frozenset({"location", "office", "role", "plan", "billing", "language"})
@@ -655,7 +657,7 @@ def memory_operations(payload: dict) -> dict:
                         sentence.says_when or (when and result.how == "avoid") or (device and result.channel == "phone")
                     ):
                         message_hints.append(result)
-                    elif sentence.says_when and result.how == "avoid" and not device:
+                    elif sentence.says_when and not device:
                         if fact := _refused_when(sentence, result):
                             restricted.append(fact)
                 elif isinstance(result, Fact):

@@ -13,7 +13,14 @@ from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
 
 _KEY_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("change", re.compile(r"\(said once|^(?:Might|Plans to|Will)\s", re.I)),
-    ("contact_time", re.compile(r"^No\s+(?:phone\s+calls|texts|emails|WhatsApp\s+messages)\s+\S", re.I)),
+    (
+        "contact_time",
+        re.compile(
+            r"^(?:No|Prefers)\s+(?:phone\s+calls|texts|emails|WhatsApp\s+messages)\s+"
+            r"(?:before|after|until|till|during|between|at|on|in|early|late)\b",
+            re.I,
+        ),
+    ),
     ("contact", re.compile(rf"^Prefers\s+(?:not\s+to\s+(?:get|be)|to\s+be\s+(?:reached|contacted)|{CHANNEL}\b)", re.I)),
     (
         "language",
