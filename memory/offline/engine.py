@@ -520,14 +520,38 @@ _WHEN_END = re.compile(
 _REFUSED_CHANNEL = {"phone": "phone calls", "SMS": "texts", "email": "emails", "WhatsApp": "WhatsApp messages"}
 
 
+def _clock_in_english(sentence: Sentence) -> str:
+    """ "antes de las 10", "nach 20 Uhr", "9 baje se pehle" -> "before 10", "after 20", "before 9": a clock
+    time with a before or after word of the clause's language, the number as typed; "" otherwise."""
+    found = set()
+    text = sentence.text if sentence.says_when else sentence.message  # "não me ligue depois das 20h"
+    for code in sentence.languages[1:]:
+        for key, english in (("time_before", "before"), ("time_after", "after")):
+            words = table(code).get(key) or []
+            if not words:
+                continue
+            pattern = alternation(words)
+            for match in re.finditer(
+                rf"(?<![\w\u0900-\u097F]){pattern}\s+(?P<n>\d{{1,2}}(?:[:.h]\d{{2}}|h)?)(?![\w])|\b(?P<m>\d{{1,2}})\s*(?:baje|बजे)\s+{pattern}",
+                text,
+                re.I,
+            ):
+                found.add(f"{english} {match.group('n') or match.group('m')}")
+    return found.pop() if len(found) == 1 else ""
+
+
 def _refused_when(sentence: Sentence, hint: Hint) -> Fact | None:
     """ "no calls before 9 please" -> "No phone calls before 9."; "call me after 6pm" -> "Prefers phone
     calls after 6pm." (English only: the time is copied as typed)."""
     channel = _REFUSED_CHANNEL.get(hint.channel)
-    match = _WHEN.search(sentence.text)
-    if not channel or not match or sentence.languages != ("en",):
+    if not channel:
         return None
-    phrase = re.sub(r"\s+", " ", _WHEN_END.sub("", sentence.text[match.start() :])).strip(" .!?")
+    if sentence.languages != ("en",):
+        phrase = _clock_in_english(sentence)
+    else:
+        text = sentence.text if sentence.says_when else sentence.message
+        match = _WHEN.search(text)
+        phrase = re.sub(r"\s+", " ", _WHEN_END.sub("", text[match.start() :])).strip(" .!?") if match else ""
     if not phrase or len(phrase.split()) > 6 or re.search(r"\b(?:i|me|my|we|us|our|you|your)\b", phrase, re.I):
         return None
     text = f"No {channel} {phrase}." if hint.how == "avoid" else f"Prefers {channel} {phrase}."
@@ -657,7 +681,7 @@ def memory_operations(payload: dict) -> dict:
                         sentence.says_when or (when and result.how == "avoid") or (device and result.channel == "phone")
                     ):
                         message_hints.append(result)
-                    elif sentence.says_when and not device:
+                    elif (sentence.says_when or (when and result.how == "avoid")) and not device:
                         if fact := _refused_when(sentence, result):
                             restricted.append(fact)
                 elif isinstance(result, Fact):
