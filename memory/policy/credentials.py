@@ -25,7 +25,8 @@ from functools import lru_cache
 
 from memory.text import _LEET as _LEET_TABLE
 from memory.text import WORD_END, WORD_START, View
-from memory.vocabulary import cue_pattern, vocabulary, word_alternation
+from memory.text import fold_word
+from memory.vocabulary import UNSPACED, cue_pattern, is_unspaced, vocabulary, word_alternation
 
 _V = vocabulary().credentials
 _STRONG = word_alternation(_V["strong"])
@@ -386,37 +387,39 @@ _SEED_EDGE = ".,;:!?()[]\"'\u3001\u3002"
 
 
 @lru_cache(maxsize=1)
-def _bip39_lists() -> tuple[frozenset[str], ...]:
+def _bip39_words() -> dict[str, int]:
+    """Every BIP-39 word (folded) and a bit for each list it is in."""
     from mnemonic import Mnemonic
 
     from memory.text import fold_word
 
-    return tuple(
-        frozenset(fold_word(word) for word in Mnemonic(language).wordlist) for language in Mnemonic.list_languages()
-    )
+    masks: dict[str, int] = {}
+    for bit, language in enumerate(Mnemonic.list_languages()):
+        for word in Mnemonic(language).wordlist:
+            masks[fold_word(word)] = masks.get(fold_word(word), 0) | (1 << bit)
+    return masks
 
 
 def seed_phrase_in(v: View) -> bool:
     """A run of words all from one BIP-39 list: twelve in a row, or six beside a seed word. Numbering
-    ("1. abandon 2. ability") is skipped."""
-    tokens = [t.strip(_SEED_EDGE) for t in v.folded.split()]
-    tokens = [t for t in tokens if t and not t.rstrip(".)").isdigit()]
-    if len(tokens) < _SEED_NEAR_CUE:
-        return False
-    cue = None
-    for words in _bip39_lists():
-        run = best = 0
-        for token in tokens:
-            run = run + 1 if token in words else 0
-            best = max(best, run)
-        if best >= _SEED_ALONE:
-            return True
-        if best >= _SEED_NEAR_CUE:
-            if cue is None:
-                cue = bool(_SEED_CUES.search(v.folded)) or bool(_SECRET_WORD.search(v.folded))
-            if cue:
-                return True
-    return False
+    ("1. abandon 2. ability") is skipped. One look-up a word: each word carries the lists it is in, and a
+    run goes on while the words share a list."""
+    masks = _bip39_words()
+    run = best = mask = 0
+    for raw in v.folded.split():
+        token = raw.strip(_SEED_EDGE)
+        if not token or token.rstrip(".)").isdigit():
+            continue
+        found = masks.get(token, 0)
+        shared = mask & found
+        if run and shared:
+            run, mask = run + 1, shared
+        else:
+            run, mask = (1, found) if found else (0, 0)
+        best = max(best, run)
+    if best >= _SEED_ALONE:
+        return True
+    return best >= _SEED_NEAR_CUE and bool(_SEED_CUES.search(v.folded) or _SECRET_WORD.search(v.folded))
 
 
 def totp_key_in(v: View) -> bool:
@@ -432,10 +435,41 @@ def totp_key_in(v: View) -> bool:
     return False
 
 
+def _cue_words() -> dict[str, tuple[frozenset[str], ...]]:
+    """Each spaced secret word's first word, and the words it needs beside it."""
+    found: dict[str, list[frozenset[str]]] = {}
+    for cue in _V["strong"] + _V["weak"]:
+        words = re.findall(r"[\w\u0900-\u097F]+", fold_word(cue).rstrip("*"))
+        if words and not is_unspaced(cue) and not cue.endswith("*"):
+            found.setdefault(words[0], []).append(frozenset(words[1:]))
+    return {first: tuple(rest) for first, rest in found.items()}
+
+
+_FIRST_WORDS = _cue_words()
+_FIRST_STEMS = tuple(sorted({fold_word(w).rstrip("*") for w in _V["strong"] + _V["weak"] if w.endswith("*") and " " not in w}))
+_WORDS_OF = re.compile(r"[\w\u0900-\u097F]+")
+_HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
+
+
+def _may_hold_secret_word(folded: str) -> bool:
+    """A cheap test before the secret-word regex: one of the line's words starts a secret word (or the line
+    holds an unspaced script)."""
+    if _HAS_UNSPACED.search(folded):
+        return True
+    words = set(_WORDS_OF.findall(folded))
+    for word in words:
+        if _FIRST_STEMS and word.startswith(_FIRST_STEMS):
+            return True
+        rests = _FIRST_WORDS.get(word)
+        if rests and any(rest <= words for rest in rests):
+            return True
+    return False
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
-    has_word = _SECRET_WORD.search(folded) is not None
+    has_word = _may_hold_secret_word(folded) and _SECRET_WORD.search(folded) is not None
     return bool(
         (
             has_word
