@@ -24,8 +24,7 @@ import unicodedata
 from functools import lru_cache
 
 from memory.text import _LEET as _LEET_TABLE
-from memory.text import WORD_END, WORD_START, View
-from memory.text import fold_word
+from memory.text import WORD_END, WORD_START, View, fold_word
 from memory.vocabulary import UNSPACED, cue_pattern, is_unspaced, vocabulary, word_alternation
 
 _V = vocabulary().credentials
@@ -446,7 +445,9 @@ def _cue_words() -> dict[str, tuple[frozenset[str], ...]]:
 
 
 _FIRST_WORDS = _cue_words()
-_FIRST_STEMS = tuple(sorted({fold_word(w).rstrip("*") for w in _V["strong"] + _V["weak"] if w.endswith("*") and " " not in w}))
+_FIRST_STEMS = tuple(
+    sorted({fold_word(w).rstrip("*") for w in _V["strong"] + _V["weak"] if w.endswith("*") and " " not in w})
+)
 _WORDS_OF = re.compile(r"[\w\u0900-\u097F]+")
 _HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
 
