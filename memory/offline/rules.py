@@ -413,6 +413,10 @@ _LANGUAGE_PATTERNS = (
     re.compile(rf"\b(?:my|our)\s+(?:preferred\s+|first\s+|main\s+)?language\s+is\s+(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?:i'?m|i\s+am)\s+(?:more\s+)?comfortable\s+(?:in|with)\s+(?P<lang>{LANGUAGE})\b", re.I),
     re.compile(rf"\b(?P<lang>{LANGUAGE})\s+(?:please|is\s+(?:better|easier)\s+for\s+me)\b", re.I),
+    re.compile(
+        rf"\b(?P<lang>{LANGUAGE})\s+(?:would\s+be|is)\s+(?:much\s+|a\s+lot\s+)?(?:easier|better)\s+for\s+(?:me|us)\b",
+        re.I,
+    ),
 )
 _ONE_OFF = re.compile(
     r"\b(?:just|only)\s+(?:this|for\s+this|today|now|once)\b|\bthis\s+(?:once|time)\b|\bfor\s+now\b|\btranslate\b", re.I
@@ -848,6 +852,8 @@ def plan_change(sentence: Sentence) -> Iterator[Fact]:
         return
     verb = _VERB_BASE.get(match.group("verb").lower(), match.group("verb").lower())
     obj = clean_phrase(match.group("object"))
+    if re.fullmatch(rf"(?:the\s+)?{LANGUAGE}", obj, re.I):
+        return  # "can we switch to German": a language, read by language_preference, never a plan
     proper = re.search(r"(?-i:[A-Z][a-z]+)", match.group("object"))
     if not obj or not significant(obj) or not (_CHANGE_OBJECT.search(obj) or proper):
         return
