@@ -13,6 +13,7 @@ import re
 
 from memory.text import View, fold_word
 from memory.vocabulary import UNSPACED, is_unspaced, vocabulary, word_alternation
+from memory.vocabulary.simple import caseless, needed_literals
 
 _TOKEN = re.compile(r"[\w\u0900-\u097F]+(?:'[\w]+)?")
 _MAX_PHRASE = 7
@@ -74,7 +75,13 @@ class _WordIndex:
 _INDEX = _WordIndex(vocabulary().category_words)
 _PATTERNS = {
     code: tuple(
-        zip(category.patterns, category.needs, [frozenset(s) if s else None for s in category.starts], strict=True)
+        zip(
+            category.patterns,
+            category.needs,
+            [frozenset(s) if s else None for s in category.starts],
+            [needed_literals(pattern) for pattern in category.patterns],
+            strict=True,
+        )
     )
     for code, category in vocabulary().categories.items()
 }
@@ -111,7 +118,7 @@ def _names_someone(v: View) -> bool:
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:
     """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
     found = _INDEX.codes_in(v.folded)
-    tokens = prefixes = None
+    tokens = prefixes = low = None
     if "other_people" not in found and "other_people" not in opened and _names_someone(v):
         found.add("other_people")
     for code in order:
@@ -119,7 +126,7 @@ def category_of(v: View, order, opened: frozenset[str]) -> str | None:
             continue
         if code in found:
             return code
-        for pattern, needs, starts in _PATTERNS.get(code, ()):
+        for pattern, needs, starts, literals in _PATTERNS.get(code, ()):
             if needs is not None or starts is not None:
                 if tokens is None:
                     tokens = set(_PLAIN_TOKEN.findall(v.folded))
@@ -127,6 +134,12 @@ def category_of(v: View, order, opened: frozenset[str]) -> str | None:
                 if needs is not None and needs.isdisjoint(tokens):
                     continue
                 if starts is not None and starts.isdisjoint(prefixes):
+                    continue
+            if literals is not None:
+                # A match starts with one of these: a line holding none of them is not searched.
+                if low is None:
+                    low = caseless(v.plain)
+                if not any(literal in low for literal in literals):
                     continue
             if pattern.search(v.plain):
                 return code
