@@ -10,7 +10,12 @@ folded view, as the regex matched them on the plain one.
 
 from __future__ import annotations
 
+import _sre
 import itertools
+import re
+from re import _constants as _sre_c
+from re import _parser as _sre_parse
+from re._casefix import _EXTRA_CASES
 
 _MAX_EXPANSIONS = 64
 
@@ -192,26 +197,13 @@ def first_prefixes(pattern: str) -> tuple[str, ...] | None:
 # one character for one, and runs of whitespace and "-" are one space, so the test never says no to a line the regex
 # would match.
 
-import re  # noqa: E402
-import sys  # noqa: E402
-
-if sys.version_info >= (3, 11):
-    from re import _constants as _sre_c, _parser as _sre_parse  # noqa: E402
-else:  # pragma: no cover
-    import sre_constants as _sre_c  # noqa: E402
-    import sre_parse as _sre_parse  # noqa: E402
-import _sre  # noqa: E402
-
-_EQUIVALENT = {}
-try:
-    from re._casefix import _EXTRA_CASES  # noqa: E402
-
-    for _code, _others in _EXTRA_CASES.items():
-        _group = min((_code, *_others))
-        for _member in (_code, *_others):
-            _EQUIVALENT[_member] = min(_EQUIVALENT.get(_member, _group), _group)
-except ImportError:  # pragma: no cover
-    pass
+# The regex engine's own parser and case tables (CPython 3.11's re package), so the prefilter reads a
+# pattern exactly as the engine does.
+_EQUIVALENT: dict[int, int] = {}
+for _code, _others in _EXTRA_CASES.items():
+    _group = min((_code, *_others))
+    for _member in (_code, *_others):
+        _EQUIVALENT[_member] = min(_EQUIVALENT.get(_member, _group), _group)
 
 
 def _caseless_char(code: int) -> str:
