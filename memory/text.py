@@ -172,8 +172,17 @@ def plain(text: str) -> str:
     return _strip_accents(text).replace("ß", "ss")
 
 
+def _number_word_key(word: str) -> str:
+    # The pattern matches without case the way the regex engine compares ("EİGHT", "ſeven", the
+    # Kelvin sign), and str.lower() does not land on the same letters for those: fold them back.
+    return word.lower().replace("\u0307", "").replace("\u017f", "s").replace("\u212a", "k")
+
+
 def _words_to_digits(match: re.Match) -> str:
-    return "".join(_NUMBER_WORDS[word.lower()] for word in _ONE_NUMBER_WORD.findall(match.group(0)))
+    digits = [_NUMBER_WORDS.get(_number_word_key(word)) for word in _ONE_NUMBER_WORD.findall(match.group(0))]
+    if None in digits:  # a spelling the table does not hold: the words stay as they were written
+        return match.group(0)
+    return "".join(digits)
 
 
 def _unleet(match: re.Match) -> str:

@@ -494,3 +494,13 @@ def test_an_amount_followed_by_the_article_a_is_not_a_spanish_id(line):
 @pytest.mark.parametrize("line", ["My DNI is 22139757-A.", "DNI 22139757a", "Her id: 22139757 A", "NIE X1234567L"])
 def test_spanish_ids_written_the_usual_ways_are_refused(line):
     assert line_refusal(line) == "government_id"
+
+
+@pytest.mark.parametrize(
+    "text, digits",
+    [("PIN is EİGHT ONE FOUR", "814"), ("pin is ſeven ſix ſix", "766"), ("pin is eight one four", "814")],
+)
+def test_number_words_in_any_casing_are_read_and_never_raise(text, digits):
+    # "İ".lower() is two characters and "ſ".lower() stays "ſ": the words still count as digits.
+    assert digits in view(text).digits
+    assert line_refusal(text) is not None
