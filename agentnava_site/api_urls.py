@@ -5,6 +5,7 @@ from django.http import JsonResponse
 from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from agentnava_site.raw_path import EndUserIdConverter
 from agents import api as agents_api
 from agents import api_audit, api_lists
 from agents.api_base import api_description
@@ -13,8 +14,6 @@ from consent import api as consent_api
 from memory import api as memory_api
 from memory import api_jobs, api_people
 from webhooks import api as webhooks_api
-
-from .raw_path import EndUserIdConverter
 
 # One segment, whatever it holds: "bob/memory" and "bob" are two people on every route (raw_path).
 register_converter(EndUserIdConverter, "end_user_id")

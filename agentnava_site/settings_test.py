@@ -6,7 +6,7 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz")
 os.environ.setdefault("Q_SYNC", "1")
 
-from .settings import *  # noqa: E402,F403
+from agentnava_site.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 SECURE_SSL_REDIRECT = False

@@ -11,9 +11,9 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from . import roles
-from .errors import AppError
-from .models import ApiKey, AuditEvent, Membership, Team
+from agents import roles
+from agents.errors import AppError
+from agents.models import ApiKey, AuditEvent, Membership, Team
 
 COMMAND_LINE = "command line"
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ActionRun, Agent, AgentDraft, AgentVersion, ApiKey, Conversation, EndUser, Membership, Team
+from agents.models import ActionRun, Agent, AgentDraft, AgentVersion, ApiKey, Conversation, EndUser, Membership, Team
 
 
 class MembershipInline(admin.TabularInline):

@@ -11,8 +11,8 @@ import copy
 import re
 from typing import Any
 
-from .errors import AppError, InvalidConfig
-from .ports import ports
+from agents.errors import AppError, InvalidConfig
+from agents.ports import ports
 
 MAX_ACTIONS = 50
 ACTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")

@@ -9,8 +9,8 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from . import agent_config, services
-from .api_base import (
+from agents import agent_config, services
+from agents.api_base import (
     END_USER_ID_ERRORS,
     NO_CONTENT,
     StrictBooleanField,
@@ -23,9 +23,9 @@ from .api_base import (
     errors,
     parse_body,
 )
-from .chat import conversation_send
-from .models import ActionRun, Agent, AgentVersion, Conversation, Message
-from .ports import ports
+from agents.chat import conversation_send
+from agents.models import ActionRun, Agent, AgentVersion, Conversation, Message
+from agents.ports import ports
 
 TAG_AGENTS = ["Agents"]
 TAG_CONVERSATIONS = ["Conversations"]

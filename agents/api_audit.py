@@ -5,10 +5,10 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from . import access
-from .api_base import TeamApi, errors
-from .keyset import PageNext, PageQueryIn, keyset_page
-from .models import AuditEvent
+from agents import access
+from agents.api_base import TeamApi, errors
+from agents.keyset import PageNext, PageQueryIn, keyset_page
+from agents.models import AuditEvent
 
 TAG_TEAM = ["Team"]
 

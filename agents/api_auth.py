@@ -4,9 +4,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, throttling
 from rest_framework.settings import api_settings
 
-from . import rate_counter
-from .access import actor_for_key
-from .services import api_key_authenticate
+from agents import rate_counter
+from agents.access import actor_for_key
+from agents.services import api_key_authenticate
 
 
 class ApiKeyPrincipal:

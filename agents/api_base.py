@@ -8,12 +8,12 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serial
 from rest_framework import serializers
 from rest_framework.views import APIView
 
-from . import access, end_user_ids, services
-from .api_errors import error_codes
-from .end_user_ids import end_user_id_refusal
-from .errors import AppError
-from .models import Agent, Conversation, EndUser
-from .selectors import end_user_of
+from agents import access, end_user_ids, services
+from agents.api_errors import error_codes
+from agents.end_user_ids import end_user_id_refusal
+from agents.errors import AppError
+from agents.models import Agent, Conversation, EndUser
+from agents.selectors import end_user_of
 
 # --- Strict input fields ------------------------------------------------------------------
 # DRF's own fields coerce ("true" -> True, "15" -> 15, 15 -> "15"). The API takes JSON, so a

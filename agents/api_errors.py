@@ -6,8 +6,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from .errors import AppError
-from .ports import ports
+from agents.errors import AppError
+from agents.ports import ports
 
 DRF_CODES = {
     exceptions.NotAuthenticated: "not_authenticated",
@@ -102,7 +102,7 @@ def error_body(code: str, message: str, field: str | None = None) -> dict:
 def _key_team_gone(context) -> bool:
     """Whether the request came with a key whose team was deleted while the request ran (its rows
     went from under it): the answer is then the key's 401, not a server error."""
-    from .models import Team
+    from agents.models import Team
 
     team = getattr(getattr(context.get("request"), "user", None), "team", None)
     if team is None:

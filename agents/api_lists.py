@@ -7,11 +7,11 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from . import services
-from .api import TAG_AGENTS, TAG_CONVERSATIONS, AgentApi, AgentOut, ConversationOut, agent_answer
-from .api_base import StrictCharField, TeamApi, errors, parse_body
-from .keyset import PageNext, PageQueryIn, keyset_page
-from .models import Agent, AgentVersion, Conversation, Message
+from agents import services
+from agents.api import TAG_AGENTS, TAG_CONVERSATIONS, AgentApi, AgentOut, ConversationOut, agent_answer
+from agents.api_base import StrictCharField, TeamApi, errors, parse_body
+from agents.keyset import PageNext, PageQueryIn, keyset_page
+from agents.models import Agent, AgentVersion, Conversation, Message
 
 EVENT_KINDS = (Message.Kind.TOOL_RESULT, Message.Kind.FILE, Message.Kind.WEB_PAGE)
 

@@ -6,15 +6,15 @@ class AgentsConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self):
-        from . import offline_chat
-        from .ports import add_offline_handler
+        from agents import offline_chat
+        from agents.ports import add_offline_handler
 
         add_offline_handler("chat_reply", offline_chat.chat_reply)
 
         from django.db.models.signals import post_delete, post_save
 
-        from . import receivers
-        from .models import ApiKey, Membership, Team
+        from agents import receivers
+        from agents.models import ApiKey, Membership, Team
 
         # Whatever changes a key's standing (the admin site and cascades included) drops every
         # process's cached keys within a second.

@@ -48,7 +48,7 @@ class PasswordResetView(auth_views.PasswordResetView):
             return response
         from django_q.tasks import async_task
 
-        from .tasks import RESET_TASK
+        from agents.tasks import RESET_TASK
 
         async_task(RESET_TASK, email, get_current_site(self.request).domain, self.request.is_secure())
         return HttpResponseRedirect(self.get_success_url())

@@ -142,7 +142,7 @@ def refusal_response(request, kind: str, refused: Refused) -> HttpResponse:
         body["field"] = refused.field
     response = JsonResponse({"error": body}, status=refused.status)
     if kind == EMBED:
-        from .embed_views import _cors
+        from agents.embed_views import _cors
 
         _cors(response)
     return response

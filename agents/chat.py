@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from .engines import get_engine
-from .errors import AppError
-from .models import Conversation, Message
-from .ports import ports
-from .services import message_record, usage_count_reply
+from agents.engines import get_engine
+from agents.errors import AppError
+from agents.models import Conversation, Message
+from agents.ports import ports
+from agents.services import message_record, usage_count_reply
 
 MAX_MESSAGE_CHARS = 4000
 HISTORY_MESSAGES = 20

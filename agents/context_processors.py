@@ -1,4 +1,4 @@
-from .selectors import current_team
+from agents.selectors import current_team
 
 
 def team_rail(request):

@@ -33,11 +33,11 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from .end_user_ids import end_user_id_check
-from .errors import AppError, NotFound
-from .models import Agent, AgentVersion, Conversation, EndUser
-from .ports import ports
-from .services import conversation_open, end_user_get_or_create, memory_decision
+from agents.end_user_ids import end_user_id_check
+from agents.errors import AppError, NotFound
+from agents.models import Agent, AgentVersion, Conversation, EndUser
+from agents.ports import ports
+from agents.services import conversation_open, end_user_get_or_create, memory_decision
 
 VISITOR_PREFIX = "visitor_"
 VISITOR_SALT = "agentnava.embed.visitor"

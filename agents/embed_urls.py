@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from . import embed_views
+from agents import embed_views
 
 app_name = "embed"
 

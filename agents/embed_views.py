@@ -22,13 +22,13 @@ from django.contrib.staticfiles import finders
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from . import embed_services as embed
-from .api_errors import error_body
-from .chat import conversation_send, validate_message_text
-from .errors import AppError, NotFound
-from .models import Agent, AgentVersion, Conversation, Message
-from .ports import ports
-from .services import end_user_get_or_create
+from agents import embed_services as embed
+from agents.api_errors import error_body
+from agents.chat import conversation_send, validate_message_text
+from agents.errors import AppError, NotFound
+from agents.models import Agent, AgentVersion, Conversation, Message
+from agents.ports import ports
+from agents.services import end_user_get_or_create
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ Format characters such as the zero-width joiner stay allowed inside: scripts nee
 
 import unicodedata
 
-from .errors import AppError
+from agents.errors import AppError
 
 MAX_END_USER_ID_CHARS = 200
 

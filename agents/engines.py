@@ -28,8 +28,8 @@ from typing import Any
 from django.conf import settings
 from django.dispatch import Signal
 
-from .errors import AppError
-from .ports import ports
+from agents.errors import AppError
+from agents.ports import ports
 
 log = logging.getLogger(__name__)
 # Sent after every call to a model server: task=, seconds=, error_code= (None when it answered).

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
-from .api_base import StrictQuerySerializer
+from agents.api_base import StrictQuerySerializer
 
 MAX_LIMIT = 200
 

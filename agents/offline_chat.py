@@ -3,7 +3,7 @@ deterministic code over the text: no model, no network. Documented as such in RE
 
 import re
 
-from .ports import ports
+from agents.ports import ports
 
 NO_MEMORY_RE = re.compile(r"^This chat does not use memory", re.M)
 ASKS_MEMORY_RE = re.compile(r"\b(?:remember|recall|know)\b.*\b(?:about me|of me)\b|\bdo you remember me\b", re.I)

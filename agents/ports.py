@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .models import Agent, Conversation, EndUser
+    from agents.models import Agent, Conversation, EndUser
 
 
 # --- Starting a conversation -----------------------------------------------------------------
@@ -164,7 +164,7 @@ def _never_answered(end_user: EndUser) -> dict | None:
 
 
 def _no_consent_record(*, end_user: EndUser, agreed: bool, source: str) -> dict:
-    from .errors import AppError
+    from agents.errors import AppError
 
     raise AppError("consent_unavailable", "This installation does not record consent.", status=404)
 
@@ -189,7 +189,7 @@ class _MemoryAlwaysOff:
         return {"on": False, "showSwitch": False, "askFirst": False, "privacyUrl": ""}
 
     def validate(self, settings: Any) -> dict[str, Any]:
-        from .errors import InvalidConfig
+        from agents.errors import InvalidConfig
 
         if not isinstance(settings, dict) or any(
             settings.get(key) for key in ("on", "showSwitch", "askFirst", "privacyUrl")
@@ -209,7 +209,7 @@ class _NoBuilder:
     MAX_MESSAGE_CHARS = 2000
 
     def builder_message(self, *, agent: Agent, message: str, user: Any = None) -> dict:
-        from .errors import AppError
+        from agents.errors import AppError
 
         raise AppError("builder_unavailable", "This installation has no Builder.", status=404)
 

@@ -2,7 +2,7 @@
 
 from django.utils import timezone
 
-from .services import key_generation_bump
+from agents.services import key_generation_bump
 
 
 def key_standing_changed(sender, instance, created=False, **kwargs):
@@ -16,7 +16,7 @@ def key_standing_changed(sender, instance, created=False, **kwargs):
 def maker_deleted(sender, instance, **kwargs):
     """An account is deleted: every key it made is revoked first, so none of them, its maker gone
     (`created_by` is set to null), passes for a key made on the command line (which acts as an admin)."""
-    from .models import ApiKey
+    from agents.models import ApiKey
 
     if ApiKey.objects.filter(created_by=instance, revoked_at__isnull=True).update(revoked_at=timezone.now()):
         key_generation_bump()

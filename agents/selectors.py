@@ -4,8 +4,8 @@ import difflib
 
 from django.http import Http404
 
-from . import agent_config
-from .models import Agent, AgentDraft, AgentVersion, EndUser, Membership, Team
+from agents import agent_config
+from agents.models import Agent, AgentDraft, AgentVersion, EndUser, Membership, Team
 
 
 def teams_for_user(user) -> list[Team]:

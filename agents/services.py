@@ -15,10 +15,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
-from . import access, agent_config
-from .end_user_ids import end_user_id_check
-from .errors import AppError, InvalidConfig
-from .models import (
+from agents import access, agent_config
+from agents.end_user_ids import end_user_id_check
+from agents.errors import AppError, InvalidConfig
+from agents.models import (
     ActionRun,
     Agent,
     AgentDraft,
@@ -33,7 +33,7 @@ from .models import (
     Team,
     UsageDay,
 )
-from .ports import ports
+from agents.ports import ports
 
 User = get_user_model()
 

@@ -15,10 +15,10 @@ from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
-from . import access, roles
-from .errors import AppError
-from .models import AuditEvent, Invitation, Membership, Team
-from .services import api_keys_revoke_made_by
+from agents import access, roles
+from agents.errors import AppError
+from agents.models import AuditEvent, Invitation, Membership, Team
+from agents.services import api_keys_revoke_made_by
 
 INVITATION_DAYS = 7
 MAX_EMAIL_CHARS = 254  # RFC 5321's limit on an address, and the column's size

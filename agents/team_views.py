@@ -11,12 +11,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError
 
-from . import access, roles
-from . import team as team_services
-from .errors import AppError
-from .keyset import cursor_decode, keyset_page
-from .models import ApiKey, Invitation, Membership
-from .views import _team_or_404, require_web
+from agents import access, roles
+from agents import team as team_services
+from agents.errors import AppError
+from agents.keyset import cursor_decode, keyset_page
+from agents.models import ApiKey, Invitation, Membership
+from agents.views import _team_or_404, require_web
 
 AUDIT_ON_TEAM_PAGE = 10
 AUDIT_PAGE_SIZE = 50

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import team_views, views
+from agents import team_views, views
 
 app_name = "agents"
 

@@ -12,11 +12,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
-from . import access, roles, services
-from .errors import AppError
-from .models import ApiKey
-from .ports import ports
-from .selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
+from agents import access, roles, services
+from agents.errors import AppError
+from agents.models import ApiKey
+from agents.ports import ports
+from agents.selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
 
 
 def _team_or_404(request):

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Consent
+from consent.models import Consent
 
 
 @admin.register(Consent)

@@ -15,9 +15,8 @@ from agents.api_base import (
     errors,
     parse_body,
 )
-
-from .models import Consent
-from .services import consent_set
+from consent.models import Consent
+from consent.services import consent_set
 
 
 class ConsentApi(TeamApi):

@@ -8,10 +8,9 @@ class ConsentConfig(AppConfig):
     def ready(self):
         # What `agents` needs from consent reaches it through its ports (agents imports no other app).
         from agents.ports import add_memory_gate, fill
-
-        from .notice import NOTICE_LINE, notice_text
-        from .selectors import consent_state
-        from .services import consent_gate, consent_record
+        from consent.notice import NOTICE_LINE, notice_text
+        from consent.selectors import consent_state
+        from consent.services import consent_gate, consent_record
 
         add_memory_gate(consent_gate)
         fill(

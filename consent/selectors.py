@@ -1,8 +1,7 @@
 """Reads for consent: what an end user has answered (R26)."""
 
 from agents.models import EndUser
-
-from .models import Consent
+from consent.models import Consent
 
 
 def consent_of(end_user: EndUser) -> Consent | None:

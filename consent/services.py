@@ -4,8 +4,7 @@ from django.utils import timezone
 
 from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser
-
-from .models import Consent
+from consent.models import Consent
 
 
 def consent_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str) -> str | None:
@@ -40,7 +39,7 @@ def consent_set(*, end_user: EndUser, agreed: bool, source: str, now=None) -> Co
 
 def consent_record(*, end_user: EndUser, agreed: bool, source: str) -> dict:
     """A chat surface's yes or no: recorded by `consent_set`, answered as the new consent state."""
-    from .selectors import consent_state
+    from consent.selectors import consent_state
 
     consent_set(end_user=end_user, agreed=agreed, source=source)
     return consent_state(end_user)

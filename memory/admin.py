@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ApplyJob, Memory, MemoryRun
+from memory.models import ApplyJob, Memory, MemoryRun
 
 
 @admin.register(Memory)

@@ -27,16 +27,10 @@ from agents.api_base import (
 )
 from agents.errors import AppError
 from agents.models import Agent
-
-from . import policy, services
-from .models import MemoryRun
-from .selectors import (
-    api_memory_read,
-    memories_page,
-    memories_page_cursor,
-    memory_cursor_decode,
-)
-from .version import etag, memory_version, versions_from_if_match
+from memory import policy, services
+from memory.models import MemoryRun
+from memory.selectors import api_memory_read, memories_page, memories_page_cursor, memory_cursor_decode
+from memory.version import etag, memory_version, versions_from_if_match
 
 TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)

@@ -10,10 +10,9 @@ from rest_framework.response import Response
 from agents.api_base import StrictBooleanField, StrictCharField, StrictSerializer, TeamApi, errors, parse_body
 from agents.errors import AppError
 from agents.selectors import agent_state
-
-from . import apply as memory_apply
-from . import trial, trial_jobs
-from .instructions import instruction_checks
+from memory import apply as memory_apply
+from memory import trial, trial_jobs
+from memory.instructions import instruction_checks
 
 TAG_JOBS = ["Memory settings"]
 RUNNING_CODES = {"try_running", "apply_running"}

@@ -22,11 +22,10 @@ from agents.keyset import PageNext, PageQueryIn, keyset_page
 from agents.models import Agent, AuditEvent, Conversation, EndUser, Message
 from consent.models import Consent
 from consent.selectors import consent_of
-
-from . import services
-from .api import LastRunOut
-from .models import MemoryRun
-from .selectors import memories_of, memories_present
+from memory import services
+from memory.api import LastRunOut
+from memory.models import MemoryRun
+from memory.selectors import memories_of, memories_present
 
 TAG_PEOPLE = ["End users"]
 

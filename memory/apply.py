@@ -33,10 +33,9 @@ from django.utils import timezone
 from agents.engines import EngineError, get_engine
 from agents.errors import AppError
 from agents.models import Agent, AgentVersion
-
-from .commit import CommitBatch, memory_commit
-from .models import ApplyJob, Memory, MemoryRun
-from .writer import propose
+from memory.commit import CommitBatch, memory_commit
+from memory.models import ApplyJob, Memory, MemoryRun
+from memory.writer import propose
 
 log = logging.getLogger(__name__)
 

@@ -8,11 +8,10 @@ from django.utils import timezone
 
 from agents.engines import EngineError, get_engine
 from agents.models import Agent, AgentVersion, EndUser
-
-from .apply import NO_NEW_INPUT
-from .models import Memory
-from .trial import TrialRow, _Tracker  # the same before/after rows as Try
-from .writer import propose
+from memory.apply import NO_NEW_INPUT
+from memory.models import Memory
+from memory.trial import TrialRow, _Tracker  # the same before/after rows as Try
+from memory.writer import propose
 
 SAMPLE = 5
 

@@ -9,15 +9,14 @@ class MemoryConfig(AppConfig):
         # What `agents` needs from memory reaches it through its ports (agents imports no other app),
         # each filled once here; tests/agents/test_ports.py checks every signature.
         from agents.ports import add_error_codes, add_memory_gate, add_offline_handler, fill
-
-        from .api_errors import MEMORY_ERROR_CODES
+        from memory.api_errors import MEMORY_ERROR_CODES
 
         add_error_codes(MEMORY_ERROR_CODES)  # first: the API's error schema is built from them
 
-        from . import builder, due, memory_settings, note, services
-        from .builder_rules import builder_changes
-        from .end_user_commands import end_user_memory_state, end_user_request
-        from .policy import category_topics
+        from memory import builder, due, memory_settings, note, services
+        from memory.builder_rules import builder_changes
+        from memory.end_user_commands import end_user_memory_state, end_user_request
+        from memory.policy import category_topics
 
         add_memory_gate(services.stopped_gate)
         fill(
@@ -38,6 +37,6 @@ class MemoryConfig(AppConfig):
 
 def offline_memory_operations(payload: dict) -> dict:
     """The writer's offline rules; they load on first use, not at start-up."""
-    from .offline import memory_operations
+    from memory.offline import memory_operations
 
     return memory_operations(payload)

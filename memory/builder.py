@@ -19,11 +19,10 @@ from agents import services
 from agents.engines import EngineError, get_engine
 from agents.errors import AppError
 from agents.models import Agent, AgentDraft, AgentVersion
-
-from . import memory_settings
-from .form_words import plain_error
-from .instructions import instruction_checks
-from .text import words
+from memory import memory_settings
+from memory.form_words import plain_error
+from memory.instructions import instruction_checks
+from memory.text import words
 
 TASK = "builder_changes"
 MAX_MESSAGE_CHARS = 2000

@@ -30,11 +30,10 @@ from django.db.models.signals import post_save
 from django.utils.dateparse import parse_datetime
 
 from agents.models import Conversation, EndUser
-
-from . import due
-from .models import Memory, MemoryRun
-from .note import note_lines, render_note
-from .selectors import memory_of
+from memory import due
+from memory.models import Memory, MemoryRun
+from memory.note import note_lines, render_note
+from memory.selectors import memory_of
 
 UNSET = object()
 ONE_MICROSECOND = timedelta(microseconds=1)

@@ -31,14 +31,13 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Conversation
-
-from . import policy
-from .commit import memory_commit, memory_locked
-from .models import Memory, MemoryRun
-from .note import note_lines, render_note
-from .selectors import memory_of
-from .services import memory_stop
-from .text import sentences, surface, words
+from memory import policy
+from memory.commit import memory_commit, memory_locked
+from memory.models import Memory, MemoryRun
+from memory.note import note_lines, render_note
+from memory.selectors import memory_of
+from memory.services import memory_stop
+from memory.text import sentences, surface, words
 
 MAX_REQUEST_CHARS = 500  # a forget or show request is a short message; longer ones are not parsed for them
 MAX_MESSAGE_CHARS = 4000  # a stop is looked for in any chat message (agents.chat.MAX_MESSAGE_CHARS)

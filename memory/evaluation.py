@@ -25,9 +25,8 @@ from django.db import transaction
 
 from agents import services as agent_services
 from agents.models import AgentVersion, Plan, Team
-
-from .models import Memory
-from .services import memory_sweep
+from memory.models import Memory
+from memory.services import memory_sweep
 
 
 class CaseError(ValueError):

@@ -10,9 +10,8 @@ from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_GET
 
 from agents.selectors import agent_for_user
-
-from .api_people import end_user_export
-from .people_selectors import end_user_for_agent
+from memory.api_people import end_user_export
+from memory.people_selectors import end_user_for_agent
 
 
 @login_required

@@ -3,8 +3,7 @@ field names and messages: `memory.memory_settings` is the one validator; this is
 tab's form and the Builder say it). Vocabulary as data: one row per setting."""
 
 from agents.errors import AppError
-
-from .memory_settings import KEEP_FOR_DAYS_MAX, KEEP_FOR_DAYS_MIN, MAX_INSTRUCTIONS_CHARS, QUIET_MINUTES_CHOICES
+from memory.memory_settings import KEEP_FOR_DAYS_MAX, KEEP_FOR_DAYS_MIN, MAX_INSTRUCTIONS_CHARS, QUIET_MINUTES_CHOICES
 
 _QUIET = ", ".join(str(q) for q in QUIET_MINUTES_CHOICES[:-1]) + f" or {QUIET_MINUTES_CHOICES[-1]}"
 

@@ -28,12 +28,11 @@ from django.db import transaction
 from agents import services as agent_services
 from agents.engines import EngineResult
 from agents.models import Plan, Team
-
-from . import policy
-from .evaluation import jsonl_cases
-from .selectors import memory_of
-from .services import memory_set
-from .writer import run_quiet_window
+from memory import policy
+from memory.evaluation import jsonl_cases
+from memory.selectors import memory_of
+from memory.services import memory_set
+from memory.writer import run_quiet_window
 
 DEFAULT_AT = "2026-11-03T14:00:00+00:00"
 

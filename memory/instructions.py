@@ -7,9 +7,8 @@ reads the team's instructions for what they open (the Memory tab, the Builder, P
 from dataclasses import dataclass
 
 from consent.notice import guidance_for, mentions_children
-
-from . import policy
-from .text import sentences
+from memory import policy
+from memory.text import sentences
 
 DEFAULT_INSTRUCTIONS = """\
 You keep a short memory about one person who chats with a customer-facing agent. The memory is

@@ -13,8 +13,7 @@ from urllib.parse import urlparse
 
 from agents.agent_config import checked_bool, checked_int, checked_text
 from agents.errors import InvalidConfig
-
-from .policy import instructions_refusal
+from memory.policy import instructions_refusal
 
 QUIET_MINUTES_CHOICES = (5, 15, 30, 60)
 KEEP_FOR_DAYS_MIN, KEEP_FOR_DAYS_MAX = 1, 3650

@@ -201,4 +201,4 @@ class ApplyJob(models.Model):
         return min(100, self.processed * 100 // self.total)
 
 
-from .trial_models import TrialJob, TrialJobPerson  # noqa: E402,F401  (Try as a background job)
+from memory.trial_models import TrialJob, TrialJobPerson  # noqa: E402,F401  (Try as a background job)

@@ -5,11 +5,10 @@ import functools
 import re
 
 from agents.models import Conversation
-
-from .models import Memory
-from .policy import line_refusal
-from .selectors import memory_of
-from .text import is_said_once
+from memory.models import Memory
+from memory.policy import line_refusal
+from memory.selectors import memory_of
+from memory.text import is_said_once
 
 NOTE_PREAMBLE = (
     "What you remember about this person from earlier chats. It may be incomplete or out of date. "

@@ -15,10 +15,9 @@ from agents.end_user_ids import end_user_id_part_refusal
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
 from consent.selectors import consent_of
-
-from . import policy
-from .models import ApplyJob, Memory, MemoryRun
-from .selectors import memory_of
+from memory import policy
+from memory.models import ApplyJob, Memory, MemoryRun
+from memory.selectors import memory_of
 
 CHART_DAYS = 30
 

@@ -15,8 +15,7 @@ from django.utils.dateparse import parse_datetime
 
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
-
-from .models import Memory
+from memory.models import Memory
 
 MAX_MESSAGES_PER_RUN = 200
 MAX_CONTEXT_REPLIES = 20
@@ -24,7 +23,7 @@ MAX_CONTEXT_REPLIES = 20
 
 def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
     """End users (ids) with a conversation whose quiet window has ended (`memory.due`'s)."""
-    from .due import due_end_users
+    from memory.due import due_end_users
 
     return due_end_users(now=now, limit=limit)
 
@@ -32,7 +31,7 @@ def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
 def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime) -> datetime:
     """How far a run may read: up to now, but never into a chat that is still active (its
     last activity is within its quiet window), so nothing is written while a chat is active (R11)."""
-    from .due import active_conversations
+    from memory.due import active_conversations
 
     active = active_conversations(end_user.pk, now)
     if not active:

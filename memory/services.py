@@ -10,15 +10,14 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agents.models import Agent, AgentVersion, Conversation, EndUser
-
-from . import due, policy
-from .commit import memory_commit, memory_locked
-from .models import Memory, MemoryRun
-from .note import memory_at_start
-from .selectors import memory_of
-from .signals import end_user_erased
-from .version import version_of
-from .writer_batch import batch_size, run_quiet_windows
+from memory import due, policy
+from memory.commit import memory_commit, memory_locked
+from memory.models import Memory, MemoryRun
+from memory.note import memory_at_start
+from memory.selectors import memory_of
+from memory.signals import end_user_erased
+from memory.version import version_of
+from memory.writer_batch import batch_size, run_quiet_windows
 
 log = logging.getLogger(__name__)
 

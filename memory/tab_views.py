@@ -14,18 +14,17 @@ from agents import services as agent_services
 from agents.errors import AppError
 from agents.selectors import agent_for_user
 from agents.views import build_context
-
-from . import apply as memory_apply
-from . import policy, services
-from .apply_preview import apply_preview
-from .form_words import plain_error
-from .instructions import DEFAULT_INSTRUCTIONS, instruction_checks
-from .memory_settings import QUIET_MINUTES_CHOICES
-from .models import Memory
-from .people_selectors import FILTERS, people_page, runs_per_day
-from .selectors import memories_page
-from .tab_words import default_lists
-from .views import _after_change, _end_user_or_404, _note_context, made_on
+from memory import apply as memory_apply
+from memory import policy, services
+from memory.apply_preview import apply_preview
+from memory.form_words import plain_error
+from memory.instructions import DEFAULT_INSTRUCTIONS, instruction_checks
+from memory.memory_settings import QUIET_MINUTES_CHOICES
+from memory.models import Memory
+from memory.people_selectors import FILTERS, people_page, runs_per_day
+from memory.selectors import memories_page
+from memory.tab_words import default_lists
+from memory.views import _after_change, _end_user_or_404, _note_context, made_on
 
 FORM_FIELDS = ("on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl")
 

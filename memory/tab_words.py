@@ -5,7 +5,7 @@ page can never say something the model is not told."""
 import re
 from functools import lru_cache
 
-from .instructions import DEFAULT_INSTRUCTIONS
+from memory.instructions import DEFAULT_INSTRUCTIONS
 
 
 def _bullets(section: str) -> list[str]:

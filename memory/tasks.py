@@ -1,7 +1,7 @@
 """django-q tasks. Thin: they take ids only (never a person's words, which would survive an erase
 in django-q's tables), load what they need and call a service. Safe to deliver twice."""
 
-from . import services, writer, writer_batch
+from memory import services, writer, writer_batch
 
 
 def sweep_quiet_windows() -> int:
@@ -22,12 +22,12 @@ def retention_sweep() -> dict:
 
 
 def apply_job_step(job_id: int) -> str:
-    from .apply import apply_job_step as step
+    from memory.apply import apply_job_step as step
 
     return step(job_id)
 
 
 def trial_job_step(job_id: int) -> str:
-    from .trial_jobs import trial_job_step as step
+    from memory.trial_jobs import trial_job_step as step
 
     return step(job_id)

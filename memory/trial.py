@@ -24,10 +24,9 @@ from django.utils import timezone
 from agents.engines import EngineError, get_engine
 from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Message
-
-from .models import Memory
-from .selectors import memories_of
-from .writer import unread_parts, version_configs
+from memory.models import Memory
+from memory.selectors import memories_of
+from memory.writer import unread_parts, version_configs
 
 DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
 MAX_PARTS = 5  # at most this many writer parts (of up to 200 messages each) per person
@@ -101,7 +100,7 @@ def open_chats(end_user: EndUser, began: datetime | None, now: datetime) -> int:
     """How many of their chats are still inside the quiet window with something said after
     `began` (what their memory has read): a run would not read those yet (R11), so Try leaves them
     out unless asked."""
-    from .due import active_conversations
+    from memory.due import active_conversations
 
     active = active_conversations(end_user.pk, now)
     if not active:
@@ -158,7 +157,7 @@ def _run_person(
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
     try:
-        from .writer import propose, propose_read
+        from memory.writer import propose, propose_read
 
         outcome, _ = propose(
             lines=person.before,

@@ -28,9 +28,8 @@ from django.utils.dateparse import parse_datetime
 from agents.engines import get_engine
 from agents.errors import AppError
 from agents.models import Agent, EndUser
-
-from . import trial
-from .trial_models import TrialJob, TrialJobPerson
+from memory import trial
+from memory.trial_models import TrialJob, TrialJobPerson
 
 log = logging.getLogger(__name__)
 

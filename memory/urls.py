@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import demo_views, export_views, tab_views, views
+from memory import demo_views, export_views, tab_views, views
 
 app_name = "memory"
 

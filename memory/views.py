@@ -19,20 +19,13 @@ from agents.errors import AppError
 from agents.models import AgentVersion
 from agents.selectors import agent_for_user, agent_state, end_user_of
 from agents.views import build_context
-
-from . import apply as memory_apply
-from . import policy, services, trial, trial_jobs
-from .instructions import instruction_checks
-from .note import note_lines, render_note
-from .people_selectors import (
-    conversation_for_agent,
-    end_user_for_agent,
-    erase_summary,
-    memory_facts,
-    transcript,
-)
-from .selectors import memory_of
-from .version import version_of
+from memory import apply as memory_apply
+from memory import policy, services, trial, trial_jobs
+from memory.instructions import instruction_checks
+from memory.note import note_lines, render_note
+from memory.people_selectors import conversation_for_agent, end_user_for_agent, erase_summary, memory_facts, transcript
+from memory.selectors import memory_of
+from memory.version import version_of
 
 # --- The tab ---------------------------------------------------------------------------------
 

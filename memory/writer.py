@@ -17,14 +17,13 @@ from django.utils.dateparse import parse_datetime
 
 from agents.engines import EngineError, EngineResult, get_engine
 from agents.models import AgentVersion, EndUser
-
-from . import due, policy
-from .commit import UNSET, memory_commit, memory_locked, memory_row_for
-from .dates import short_date
-from .instructions import REVIEW_INSTRUCTIONS, layered_instructions
-from .models import Memory, MemoryRun
-from .selectors import read_cutoff, writer_input
-from .writer_schema import OUTPUT_SCHEMA
+from memory import due, policy
+from memory.commit import UNSET, memory_commit, memory_locked, memory_row_for
+from memory.dates import short_date
+from memory.instructions import REVIEW_INSTRUCTIONS, layered_instructions
+from memory.models import Memory, MemoryRun
+from memory.selectors import read_cutoff, writer_input
+from memory.writer_schema import OUTPUT_SCHEMA
 
 TASK = "memory_operations"
 OPS = ("keep", "add", "replace", "remove")
@@ -242,7 +241,7 @@ def forgotten(line: str, pending: dict | None) -> bool:
     """A line a pending "forget" excludes: one of the lines it removed, or about what it named."""
     if not pending:
         return False
-    from .end_user_commands import lines_about  # the matching rules of the end user's own requests
+    from memory.end_user_commands import lines_about  # the matching rules of the end user's own requests
 
     if line in pending.get("lines", []):
         return True

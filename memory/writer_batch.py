@@ -30,12 +30,11 @@ from django.utils import timezone
 
 from agents.engines import EngineError
 from agents.models import AgentVersion, EndUser
-
-from . import due
-from .commit import TIE_CONSTRAINT, CommitBatch, memory_commit
-from .models import Memory, MemoryRun
-from .selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
-from .writer import _record_failure, propose_read, run_quiet_window
+from memory import due
+from memory.commit import TIE_CONSTRAINT, CommitBatch, memory_commit
+from memory.models import Memory, MemoryRun
+from memory.selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
+from memory.writer import _record_failure, propose_read, run_quiet_window
 
 COMMIT_ATTEMPTS = 4  # a tie on updated_at with another process: read the free times again
 RETRY_SPREAD_MICROSECONDS = 2000  # ... from a random point within the next 2 ms (a time of change, 2 ms late at most)
@@ -46,7 +45,7 @@ def batch_size() -> int:
     """End users per task with the configured engine: BATCH_SIZE with the offline rules (CPU,
     milliseconds a person); one with a model, whose calls take seconds (a batch would wait on them
     one after another, and could outlast the cluster's timeout before it commits anything)."""
-    from .writer import get_engine  # the writer's, which tests may swap
+    from memory.writer import get_engine  # the writer's, which tests may swap
 
     return max(1, min(BATCH_SIZE, getattr(get_engine(), "batch_size", 1)))
 

@@ -10,8 +10,8 @@ class OpsConfig(AppConfig):
     verbose_name = "Operations"
 
     def ready(self):
-        from . import signals  # noqa: F401  (connects the counters and the task log lines)
-        from .schedules import schedules_after_migrate
+        from ops import signals  # noqa: F401  (connects the counters and the task log lines)
+        from ops.schedules import schedules_after_migrate
 
         # Once per migrate, as django-q's app (ops has no models, so Django sends it no post_migrate);
         # post_migrate comes after every app's migrations have run.

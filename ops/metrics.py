@@ -12,7 +12,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import CollectorRegistry
 
-from . import counters, health
+from ops import counters, health
 
 COUNTERS = {
     # counter name in ops.counters: (metric name, help, label names)

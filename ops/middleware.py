@@ -1,7 +1,7 @@
 import logging
 import time
 
-from . import counters
+from ops import counters
 
 log = logging.getLogger("agentnava.request")
 

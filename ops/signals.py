@@ -12,8 +12,7 @@ from django_q.signals import post_execute_in_worker, pre_execute
 
 from agents.models import Conversation
 from memory.models import MemoryRun
-
-from . import counters
+from ops import counters
 
 log = logging.getLogger("agentnava.ops")
 

@@ -7,7 +7,7 @@ from django.http import Http404, HttpResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from .health import task_health
+from ops.health import task_health
 
 
 @never_cache
@@ -69,6 +69,6 @@ def metrics(request):
         raise Http404
     from prometheus_client import CONTENT_TYPE_LATEST
 
-    from .metrics import render
+    from ops.metrics import render
 
     return HttpResponse(render(), content_type=CONTENT_TYPE_LATEST)

@@ -9,8 +9,7 @@ from hypothesis import settings as hypothesis_settings
 
 from agents import services as agent_services
 from agents.models import Membership, Plan
-
-from .fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cluster import ROOT, cluster_env
+from tests.cluster import ROOT, cluster_env
 
 
 def free_port() -> int:

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from agents import services as agent_services
 from agents.boundary import MAX_BODY_BYTES, MAX_JSON_DEPTH
-
-from .fuzz_helpers import fingerprint
+from tests.fuzz_helpers import fingerprint
 
 FUZZ = settings(
     derandomize=True,

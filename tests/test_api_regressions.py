@@ -9,8 +9,7 @@ from rest_framework.test import APIClient
 
 from agents import services as agent_services
 from agents.models import AgentVersion
-
-from .test_schema_fuzz import generated_schema
+from tests.test_schema_fuzz import generated_schema
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from agents import services as agent_services
 from memory.services import memory_set
-
-from .fuzz_helpers import fingerprint, form_text
+from tests.fuzz_helpers import fingerprint, form_text
 
 FUZZ = settings(
     derandomize=True,

@@ -17,10 +17,9 @@ from agents.api_base import (
     usable_id,
 )
 from agents.errors import AppError
-
-from . import services
-from .models import EVENTS, Endpoint
-from .sending import RESPONSE_CLASSES
+from webhooks import services
+from webhooks.models import EVENTS, Endpoint
+from webhooks.sending import RESPONSE_CLASSES
 
 TAG_WEBHOOKS = ["Webhooks"]
 RECENT_DELIVERIES = 20

@@ -8,8 +8,7 @@ class WebhooksConfig(AppConfig):
 
     def ready(self):
         from agents.ports import add_error_codes
-
-        from . import receivers  # noqa: F401  (memory changes -> deliveries)
-        from .api_errors import WEBHOOK_ERROR_CODES
+        from webhooks import receivers  # noqa: F401  (memory changes -> deliveries)
+        from webhooks.api_errors import WEBHOOK_ERROR_CODES
 
         add_error_codes(WEBHOOK_ERROR_CODES)

@@ -3,8 +3,8 @@ events exist) are the service's, and a refusal is put on the field it names."""
 
 from django import forms
 
-from .addresses import MAX_URL_LENGTH
-from .models import EVENTS
+from webhooks.addresses import MAX_URL_LENGTH
+from webhooks.models import EVENTS
 
 
 class EndpointForm(forms.Form):

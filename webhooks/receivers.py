@@ -17,9 +17,8 @@ from django.dispatch import receiver
 from agents.models import Agent
 from memory.models import Memory
 from memory.signals import end_user_erased
-
-from .models import Endpoint
-from .services import emit, forget_end_user, forget_endpoints
+from webhooks.models import Endpoint
+from webhooks.services import emit, forget_end_user, forget_endpoints
 
 post_save.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.endpoint_saved")
 post_delete.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.endpoint_deleted")

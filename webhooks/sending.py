@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from . import addresses
+from webhooks import addresses
 
 TIMEOUT_SECONDS = 10
 TLS_VERIFY: bool | ssl.SSLContext = True  # the system's CAs (tests trust their own CA here)

@@ -20,9 +20,8 @@ from django.utils import timezone
 from agents import access
 from agents.errors import AppError
 from agents.models import AuditEvent
-
-from . import addresses, sending, signing
-from .models import EVENTS, Delivery, Endpoint
+from webhooks import addresses, sending, signing
+from webhooks.models import EVENTS, Delivery, Endpoint
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """django-q entry points: arguments are ids only."""
 
-from . import services
+from webhooks import services
 
 
 def deliver(delivery_id: int) -> str | None:

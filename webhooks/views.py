@@ -10,10 +10,9 @@ from agents import access, roles
 from agents.errors import AppError
 from agents.selectors import current_team
 from agents.views import require_web
-
-from . import services
-from .forms import EndpointForm
-from .models import EVENTS, Endpoint
+from webhooks import services
+from webhooks.forms import EndpointForm
+from webhooks.models import EVENTS, Endpoint
 
 
 def _team_or_404(request):

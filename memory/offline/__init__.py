@@ -37,10 +37,10 @@ The package:
 * ``engine``: the memory being updated, and a run read message by message and action by action.
 """
 
-from ..writer_schema import OUTPUT_SCHEMA
-from .engine import memory_operations
-from .keys import KIND_VOCABULARY, kinds_left_out, line_key
-from .rules import RULES, Fact, Sentence, Update
+from memory.offline.engine import memory_operations
+from memory.offline.keys import KIND_VOCABULARY, kinds_left_out, line_key
+from memory.offline.rules import RULES, Fact, Sentence, Update
+from memory.writer_schema import OUTPUT_SCHEMA
 
 __all__ = [
     "KIND_VOCABULARY",

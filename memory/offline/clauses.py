@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .vocabulary import INTEGRATION, alternation, table
+from memory.offline.vocabulary import INTEGRATION, alternation, table
 
 _HARD = re.compile(
     r"(?<=[.!?…।])\s+|[\n\r]+|;|\s[-–—]+\s|(?<=\w)[-–—]{2,}|\.{2,}|\s*\(\s*|\s*\)\s*|[!?]{2,}|:\s+(?=\w)"

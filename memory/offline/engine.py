@@ -6,13 +6,12 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from .. import policy
-from ..text import fold_word, is_said_once, without_said_once
-from .clauses import split
-from .keys import kind_of, kind_of_line, kinds_left_out, line_key
-from .rules import NEGATION_AWARE, PET_LINE, RULES, Fact, Sentence, Update, contact_line, plan_name
-from .tables import Hint, has_words, languages_in
-from .vocabulary import (
+from memory import policy
+from memory.offline.clauses import split
+from memory.offline.keys import kind_of, kind_of_line, kinds_left_out, line_key
+from memory.offline.rules import NEGATION_AWARE, PET_LINE, RULES, Fact, Sentence, Update, contact_line, plan_name
+from memory.offline.tables import Hint, has_words, languages_in
+from memory.offline.vocabulary import (
     INJECTION,
     INTEGRATIONS,
     KNOWN_PLACES,
@@ -26,6 +25,7 @@ from .vocabulary import (
     significant,
     table,
 )
+from memory.text import fold_word, is_said_once, without_said_once
 
 # ---------------------------------------------------------------------------------------------
 # The memory being updated

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..text import SENTENCE_END, is_said_once
-from .vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
+from memory.offline.vocabulary import CHANNEL, INTEGRATION, LANGUAGE, significant
+from memory.text import SENTENCE_END, is_said_once
 
 # ---------------------------------------------------------------------------------------------
 # What a line is about (its key), so a newer fact replaces an older line of the same kind

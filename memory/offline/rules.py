@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from .. import policy
-from .keys import line_key, named_key
-from .tables import NEGATIVE_KINDS, Hint, english_of, has_words, integration_names, role_end
-from .tables import read as read_tables
-from .vocabulary import (
+from memory import policy
+from memory.offline.keys import line_key, named_key
+from memory.offline.tables import NEGATIVE_KINDS, Hint, english_of, has_words, integration_names, role_end
+from memory.offline.tables import read as read_tables
+from memory.offline.vocabulary import (
     CHANGE_VERB,
     CHANNEL,
     CHANNEL_VERB,

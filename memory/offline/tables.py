@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .vocabulary import (
+from memory.offline.vocabulary import (
     CHANNELS,
     INTEGRATION,
     INTEGRATIONS,

@@ -30,12 +30,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memory.policy.categories import category_of
+from memory.policy.credentials import detect_secrets_in, key_in, password_in
+from memory.policy.identifiers import identifier_refusal
+from memory.policy.sources import source_refusal, sources_from_payload
 from memory.text import SENTENCE_END, sentences, view, without_said_once
-
-from .categories import category_of
-from .credentials import detect_secrets_in, key_in, password_in
-from .identifiers import identifier_refusal
-from .sources import source_refusal, sources_from_payload
 
 __all__ = [
     "CATEGORIES",

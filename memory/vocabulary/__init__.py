@@ -24,8 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from memory.text import WORD_END, WORD_START, fold_word, plain, register_keywords
-
-from .simple import first_prefixes, split_pattern
+from memory.vocabulary.simple import first_prefixes, split_pattern
 
 HERE = Path(__file__).resolve().parent
 _LANGUAGE_LINE = re.compile(r'(?m)^language\s*=\s*"')

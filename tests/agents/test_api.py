@@ -9,10 +9,9 @@ from agents import services
 from agents.models import ActionRun, Agent, AgentVersion, ApiKey, Conversation, Message, Plan
 from memory.models import Memory
 from memory.services import memory_set
-
-from ..api_helpers import Api, InProcessApi, api_in_process
-from ..conftest import make_team
-from ..fake_openai import chat_text
+from tests.api_helpers import Api, InProcessApi, api_in_process
+from tests.conftest import make_team
+from tests.fake_openai import chat_text
 
 pytestmark = pytest.mark.django_db
 

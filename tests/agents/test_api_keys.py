@@ -126,8 +126,7 @@ def test_a_request_whose_team_went_while_its_key_was_cached_answers_401_not_500(
     """The window before a process sees the new key generation: the key is still in its cache, the
     team is gone, and a write fails on the missing team. The answer is the key's 401."""
     from agents import receivers
-
-    from ..api_helpers import InProcessApi
+    from tests.api_helpers import InProcessApi
 
     _, raw = services.api_key_create(team=team, name="ci", created_by=user)
     api = InProcessApi(raw)

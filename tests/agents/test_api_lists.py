@@ -9,9 +9,8 @@ from rest_framework.test import APIClient
 
 from agents import services as agent_services
 from agents.models import Agent, AgentVersion, Plan
-
-from ..api_helpers import api_for
-from ..conftest import make_team
+from tests.api_helpers import api_for
+from tests.conftest import make_team
 
 pytestmark = pytest.mark.django_db
 

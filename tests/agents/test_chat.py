@@ -7,8 +7,7 @@ from agents.engines import EngineError
 from agents.errors import AppError
 from agents.models import Message, UsageDay
 from memory.services import memory_set
-
-from ..fake_openai import chat_text
+from tests.fake_openai import chat_text
 
 
 def test_a_returning_person_is_greeted_from_the_note(agent):

@@ -19,8 +19,7 @@ from agents.errors import AppError
 from agents.models import Conversation, EndUser
 from memory import services as memory_services
 from memory.models import Memory
-
-from ..api_helpers import api_in_process
+from tests.api_helpers import api_in_process
 
 pytestmark = pytest.mark.django_db
 

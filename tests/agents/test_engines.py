@@ -3,8 +3,7 @@
 import pytest
 
 from agents.engines import EngineError, OfflineEngine, OpenAIEngine, get_engine
-
-from ..fake_openai import chat_body, chat_json, chat_text
+from tests.fake_openai import chat_body, chat_json, chat_text
 
 SCHEMA = {
     "type": "object",

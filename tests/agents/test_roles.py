@@ -11,11 +11,10 @@ from django.urls import reverse
 
 from agents import services as agent_services
 from agents.models import ApiKey, AuditEvent, Invitation, Membership
+from tests.api_helpers import InProcessApi
+from tests.conftest import make_team
 from webhooks.models import Endpoint
 from webhooks.services import endpoint_create
-
-from ..api_helpers import InProcessApi
-from ..conftest import make_team
 
 User = get_user_model()
 pytestmark = pytest.mark.django_db

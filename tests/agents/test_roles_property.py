@@ -21,8 +21,7 @@ from agents import services as agent_services
 from agents import team as team_services
 from agents.errors import AppError
 from agents.models import ApiKey, AuditEvent, Membership
-
-from ..conftest import make_team
+from tests.conftest import make_team
 
 User = get_user_model()
 PEOPLE = 4

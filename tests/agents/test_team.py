@@ -10,8 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Invitation, Membership
-
-from ..conftest import make_team
+from tests.conftest import make_team
 
 User = get_user_model()
 

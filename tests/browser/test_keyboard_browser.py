@@ -10,9 +10,8 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from agents.models import Agent, AgentVersion, EndUser
-
-from ..memory.seed import chat, remembered
-from .pages import deep_active, new_page, tab_to
+from tests.browser.pages import deep_active, new_page, tab_to
+from tests.memory.seed import chat, remembered
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -148,8 +147,7 @@ def test_chat_in_the_widget_by_keyboard(browser, live_server, demo):
 
 def test_the_chat_widget_passes_axe_and_fits_a_phone(browser, live_server, demo):
     from agents import services as agent_services
-
-    from .pages import WIDTHS, check_page
+    from tests.browser.pages import WIDTHS, check_page
 
     problems: list[str] = []
     for width in WIDTHS:

@@ -5,9 +5,8 @@ import pytest
 from playwright.sync_api import expect
 
 from memory.models import Memory
-
-from ..memory.seed import remembered
-from .test_memory_tab_browser import sign_in
+from tests.browser.test_memory_tab_browser import sign_in
+from tests.memory.seed import remembered
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

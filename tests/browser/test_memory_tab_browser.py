@@ -14,9 +14,8 @@ from playwright.sync_api import expect
 from agents import services as agent_services
 from agents.models import AgentVersion, EndUser
 from memory.models import ApplyJob, Memory, MemoryRun
-
-from ..cluster import start_cluster, stop_cluster
-from ..memory.seed import T0, chat_and_remember, database_fingerprint, remembered
+from tests.cluster import start_cluster, stop_cluster
+from tests.memory.seed import T0, chat_and_remember, database_fingerprint, remembered
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -16,9 +16,8 @@ from consent.services import consent_set
 from memory import apply as memory_apply
 from memory import services
 from memory.models import MemoryRun
-
-from ..memory.seed import T0, chat, remembered
-from .pages import WIDTHS, check_page, new_page
+from tests.browser.pages import WIDTHS, check_page, new_page
+from tests.memory.seed import T0, chat, remembered
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

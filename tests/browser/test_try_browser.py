@@ -8,9 +8,8 @@ from django_q.conf import Conf
 from playwright.sync_api import expect
 
 from memory.models import TrialJob
-
-from ..cluster import start_cluster, stop_cluster
-from ..memory.seed import T0, chat
+from tests.cluster import start_cluster, stop_cluster
+from tests.memory.seed import T0, chat
 
 pytestmark = [pytest.mark.browser, pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
 

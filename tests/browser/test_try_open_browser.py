@@ -7,9 +7,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from ..memory.seed import T0, chat
-from .pages import WIDTHS, check_page, new_page
-from .test_pages_browser import sign_in
+from tests.browser.pages import WIDTHS, check_page, new_page
+from tests.browser.test_pages_browser import sign_in
+from tests.memory.seed import T0, chat
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

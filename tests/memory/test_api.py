@@ -14,8 +14,7 @@ from memory.api import MemoryOut, api_output
 from memory.models import Memory, MemoryRun
 from memory.selectors import api_memory_read, memories_page
 from memory.writer import run_quiet_window
-
-from ..api_helpers import api_in_process
+from tests.api_helpers import api_in_process
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,8 @@ from rest_framework.test import APIClient
 from agents import services as agent_services
 from agents.models import Plan
 from memory.models import Memory
-
-from ..conftest import make_team
-from .seed import T0, chat_and_remember, database_fingerprint
+from tests.conftest import make_team
+from tests.memory.seed import T0, chat_and_remember, database_fingerprint
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +146,7 @@ def test_a_job_id_that_names_no_job_is_not_found(agent, key, job_id):
 
 @pytest.mark.django_db(transaction=True)
 def test_over_http_try_apply_and_the_check(live_server, team, agent):
-    from ..api_helpers import api_for
+    from tests.api_helpers import api_for
 
     api = api_for(live_server, team)
     chat_and_remember(agent, "u_1", OFFICE_CHAT, start=T0)

@@ -16,9 +16,8 @@ from agents import services as agent_services
 from agents.models import EndUser
 from memory import services as memory_services
 from memory.models import Memory
-
-from ..api_helpers import Api, api_for, api_in_process
-from ..gunicorn import start_gunicorn, stop_gunicorn
+from tests.api_helpers import Api, api_for, api_in_process
+from tests.gunicorn import start_gunicorn, stop_gunicorn
 
 IDS = [
     "bob/memory",

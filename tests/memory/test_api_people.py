@@ -14,8 +14,7 @@ from consent.models import Consent
 from consent.services import consent_set
 from memory import services
 from memory.models import Memory
-
-from ..api_helpers import api_for
+from tests.api_helpers import api_for
 
 pytestmark = pytest.mark.django_db
 

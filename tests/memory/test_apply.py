@@ -12,10 +12,9 @@ from agents.errors import AppError
 from agents.models import Plan
 from memory import apply, services
 from memory.models import ApplyJob, Memory, MemoryRun
-
-from ..conftest import make_team
-from ..fake_openai import chat_json
-from .seed import remembered
+from tests.conftest import make_team
+from tests.fake_openai import chat_json
+from tests.memory.seed import remembered
 
 OFFICE = "Works from the Pune office.\nPrefers email over phone."
 CONTACT = "Prefers email over phone."

@@ -4,9 +4,8 @@ sample reviewed as Apply would, with the lines it would remove, and nothing save
 from django.urls import reverse
 
 from memory.models import ApplyJob, MemoryRun
-
-from .seed import database_fingerprint
-from .test_apply import OFFICE, publish_leave_out_offices, seed
+from tests.memory.seed import database_fingerprint
+from tests.memory.test_apply import OFFICE, publish_leave_out_offices, seed
 
 
 def test_the_confirm_step_counts_and_calls_no_model(member_client, agent):

@@ -12,9 +12,8 @@ from agents.engines import EngineError
 from agents.models import AgentDraft, AgentVersion, Plan
 from memory.builder import builder_message, edit_instructions
 from memory.builder_rules import builder_changes
-
-from ..conftest import make_team
-from ..fake_openai import chat_json
+from tests.conftest import make_team
+from tests.fake_openai import chat_json
 
 
 def test_the_issue_sentence_changes_the_draft_and_waits_for_publish(agent, user):

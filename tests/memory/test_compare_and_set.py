@@ -20,9 +20,8 @@ from memory import services
 from memory.models import Memory
 from memory.services import CHANGED
 from memory.version import version_of
-
-from ..api_helpers import api_for, api_in_process
-from .seed import chat, remembered
+from tests.api_helpers import api_for, api_in_process
+from tests.memory.seed import chat, remembered
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,9 @@ from agents.models import AgentDraft
 from memory import apply, services
 from memory.builder import builder_message
 from memory.models import Memory, MemoryRun
-
-from ..api_helpers import api_for
-from ..fake_openai import chat_json
-from .seed import chat, remembered
+from tests.api_helpers import api_for
+from tests.fake_openai import chat_json
+from tests.memory.seed import chat, remembered
 
 SLASHED = "4242/4242/4242/4242"
 LINES = "Prefers email over phone.\nWorks from the Pune office."

@@ -15,8 +15,7 @@ from agents import services as agent_services
 from memory.models import Memory
 from memory.services import memory_retention_sweep, memory_set
 from ops.schedules import schedules_ensure
-
-from ..cluster import start_cluster, stop_cluster
+from tests.cluster import start_cluster, stop_cluster
 
 
 def test_the_cluster_config_is_bounded_and_does_not_catch_up():

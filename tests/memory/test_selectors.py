@@ -12,8 +12,7 @@ from agents import services as agent_services
 from agents.models import AgentVersion
 from memory import services
 from memory.selectors import memories_page, memories_page_cursor, memory_cursor_decode, memory_of
-
-from .seed import remembered
+from tests.memory.seed import remembered
 
 
 @pytest.fixture

@@ -16,9 +16,8 @@ from memory import services
 from memory.instructions import DEFAULT_INSTRUCTIONS
 from memory.models import Memory, MemoryRun
 from memory.note import render_note
-
-from ..conftest import make_team
-from .seed import remembered
+from tests.conftest import make_team
+from tests.memory.seed import remembered
 
 FORM = {"on": "on", "instructions": "", "keepForDays": "90", "quietMinutes": "15", "showSwitch": "on"}
 

@@ -11,8 +11,7 @@ from django.utils import timezone
 from consent.services import consent_set
 from memory import services
 from memory.models import Memory
-
-from .seed import remembered
+from tests.memory.seed import remembered
 
 
 def tab(agent):

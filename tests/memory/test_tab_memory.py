@@ -14,8 +14,7 @@ from consent.models import Consent
 from consent.services import consent_set
 from memory import policy, services
 from memory.models import Memory, MemoryRun
-
-from .seed import T0, chat, chat_and_remember, remembered
+from tests.memory.seed import T0, chat, chat_and_remember, remembered
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 LINES = "Prefers email over phone.\nWorks from the Pune office.\nSpeaks Hindi."

@@ -12,9 +12,8 @@ from django.utils import timezone
 from agents import services as agent_services
 from memory import services, trial
 from memory.models import Memory, MemoryRun, TrialJob
-
-from ..fake_openai import chat_json
-from .seed import T0, chat, chat_and_remember, database_fingerprint, remembered
+from tests.fake_openai import chat_json
+from tests.memory.seed import T0, chat, chat_and_remember, database_fingerprint, remembered
 
 OFFICE_CHAT = [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")]
 

@@ -15,9 +15,8 @@ from agents.models import Conversation
 from memory import services, trial
 from memory.apply_preview import apply_preview
 from memory.models import Memory
-
-from ..fake_openai import chat_json
-from .seed import T0, chat, chat_and_remember
+from tests.fake_openai import chat_json
+from tests.memory.seed import T0, chat, chat_and_remember
 
 pytestmark = pytest.mark.django_db
 

@@ -15,10 +15,9 @@ from agents import services as agent_services
 from agents.errors import AppError
 from memory import services, trial_jobs
 from memory.models import TrialJob, TrialJobPerson
-
-from ..cluster import start_cluster, stop_cluster
-from ..fake_openai import chat_json
-from .seed import T0, chat
+from tests.cluster import start_cluster, stop_cluster
+from tests.fake_openai import chat_json
+from tests.memory.seed import T0, chat
 
 OFFICE_CHAT = [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")]
 

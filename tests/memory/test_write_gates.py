@@ -10,9 +10,8 @@ from agents import services as agent_services
 from agents.models import EndUser, Plan
 from memory import services
 from memory.models import Memory
-
-from ..api_helpers import api_in_process
-from ..conftest import make_team
+from tests.api_helpers import api_in_process
+from tests.conftest import make_team
 
 pytestmark = pytest.mark.django_db
 

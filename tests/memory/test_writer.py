@@ -10,9 +10,8 @@ from agents import services as agent_services
 from agents.models import Conversation, UsageDay
 from memory import services, writer
 from memory.models import Memory, MemoryRun
-
-from ..fake_openai import chat_json
-from . import seed
+from tests.fake_openai import chat_json
+from tests.memory import seed
 
 T0 = datetime(2026, 11, 3, 14, 0, tzinfo=UTC)
 

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from .redis_helpers import TEST_REDIS_URL
+from tests.ops.redis_helpers import TEST_REDIS_URL
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from ..cluster import ROOT, cluster_env
+from tests.cluster import ROOT, cluster_env
 
 _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 TEST_REDIS_URL = os.environ.get("TEST_REDIS_URL", f"redis://127.0.0.1:6379/{9 + _WORKER}")
@@ -49,7 +49,7 @@ def writer_answer(body):
     message; in review (Apply), replace line 1 with a shorter line."""
     import json
 
-    from ..fake_openai import chat_json
+    from tests.fake_openai import chat_json
 
     payload = json.loads(body["messages"][-1]["content"])
     if payload.get("mode") == "review":

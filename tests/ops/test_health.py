@@ -15,9 +15,8 @@ from agents import services as agent_services
 from memory.models import ApplyJob, Memory
 from memory.services import memory_sweep
 from ops.health import task_health
-
-from ..cluster import start_cluster, stop_cluster
-from .redis_helpers import manage, model_env, wait_for, writer_answer
+from tests.cluster import start_cluster, stop_cluster
+from tests.ops.redis_helpers import manage, model_env, wait_for, writer_answer
 
 
 def make_due(agent, external_id, minutes_ago=30):

@@ -10,8 +10,7 @@ import time
 import pytest
 
 from agents import services as agent_services
-
-from ..gunicorn import start_gunicorn, stop_gunicorn
+from tests.gunicorn import start_gunicorn, stop_gunicorn
 
 pytestmark = [pytest.mark.cluster, pytest.mark.django_db(transaction=True)]
 

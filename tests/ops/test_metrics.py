@@ -13,8 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from agents import services as agent_services
 from memory.services import memory_sweep
 from ops import counters
-
-from ..fake_openai import chat_json
+from tests.fake_openai import chat_json
 
 
 @pytest.fixture(autouse=True)
@@ -138,8 +137,7 @@ def test_counter_labels_are_codes_only():
 
 def test_an_unusable_model_answer_counts_as_that_error(db, openai_engine):
     from agents.engines import EngineError, get_engine
-
-    from ..fake_openai import chat_text
+    from tests.fake_openai import chat_text
 
     openai_engine.script = [chat_text("not JSON at all"), chat_text("Hello there.")]
     with pytest.raises(EngineError):

@@ -15,9 +15,8 @@ from django_q.models import Task
 from agents import services as agent_services
 from agents.models import Agent
 from memory.models import ApplyJob, Memory, MemoryRun
-
-from ..cluster import start_cluster, stop_cluster
-from .redis_helpers import manage, model_env, wait_for, writer_answer
+from tests.cluster import start_cluster, stop_cluster
+from tests.ops.redis_helpers import manage, model_env, wait_for, writer_answer
 
 END_USERS = 120  # enough for both nodes to share the work; each is written once
 AGENTS = 3

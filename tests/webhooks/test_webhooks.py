@@ -297,7 +297,7 @@ def test_an_erase_clears_their_finished_deliveries_and_old_ones_are_pruned(
 
 @pytest.mark.django_db(transaction=True)
 def test_over_http_register_change_and_remove(live_server, team, settings):
-    from ..api_helpers import api_for
+    from tests.api_helpers import api_for
 
     settings.WEBHOOKS_ALLOW_HTTP = False
     api = api_for(live_server, team)

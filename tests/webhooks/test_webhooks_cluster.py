@@ -9,12 +9,11 @@ from django_q.tasks import async_task
 
 from agents import services as agent_services
 from memory import services as memory_services
+from tests.cluster import start_cluster, stop_cluster
+from tests.ops.redis_helpers import wait_for
+from tests.webhooks.test_webhooks import Receiver
 from webhooks import services, signing
 from webhooks.models import Delivery
-
-from ..cluster import start_cluster, stop_cluster
-from ..ops.redis_helpers import wait_for
-from .test_webhooks import Receiver
 
 
 @pytest.mark.cluster
