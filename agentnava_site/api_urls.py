@@ -6,14 +6,16 @@ from django.urls import include, path, re_path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from agentnava_site.raw_path import EndUserIdConverter
-from agents import api as agents_api
-from agents import api_audit, api_lists
-from agents.api_base import api_description
-from agents.api_errors import error_body
-from consent import api as consent_api
-from memory import api as memory_api
-from memory import api_jobs, api_people
-from webhooks import api as webhooks_api
+from surfaces.api import agents as agents_api
+from surfaces.api import audit as api_audit
+from surfaces.api import consent as consent_api
+from surfaces.api import jobs as api_jobs
+from surfaces.api import lists as api_lists
+from surfaces.api import memory as memory_api
+from surfaces.api import people as api_people
+from surfaces.api import webhooks as webhooks_api
+from surfaces.http.base import api_description
+from surfaces.http.errors import error_body
 
 # One segment, whatever it holds: "bob/memory" and "bob" are two people on every route (raw_path).
 register_converter(EndUserIdConverter, "end_user_id")

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "memory",
     "ops",
     "webhooks",
+    "surfaces",
 ]
 
 MIDDLEWARE = [
@@ -63,7 +64,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",  # PERMISSIONS_POLICY below, every response
     "agentnava_site.middleware.PrivatePagesMiddleware",  # Cache-Control: private, no-store when signed in
-    "agents.boundary.InputBoundaryMiddleware",  # NUL, lone surrogates, deep JSON, big bodies: refused here
+    "surfaces.http.boundary.InputBoundaryMiddleware",  # NUL, lone surrogates, deep JSON, big bodies: refused here
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "agentnava_site.middleware.WebSessionMiddleware",  # this and the Web* below: skipped for /api/ (middleware.py)
     "django.middleware.common.CommonMiddleware",
@@ -88,7 +89,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "agents.context_processors.team_rail",
+                "surfaces.web.context_processors.team_rail",
             ],
         },
     },
@@ -263,15 +264,15 @@ MODEL_ANSWER_MAX_BYTES = int(os.environ.get("MODEL_ANSWER_MAX_BYTES", str(64 * 1
 API_KEY_CACHE_SECONDS = float(os.environ.get("API_KEY_CACHE_SECONDS", "5"))
 API_KEY_GENERATION_CHECK_SECONDS = float(os.environ.get("API_KEY_GENERATION_CHECK_SECONDS", "0.5"))
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["agents.api_auth.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["surfaces.api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "agents.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "surfaces.http.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     # Per API key, through the cache: 429 with Retry-After past the rate. "off" turns it off.
-    "DEFAULT_THROTTLE_CLASSES": ["agents.api_auth.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["surfaces.api.auth.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "api_key": None
         if os.environ.get("API_RATE_PER_KEY") == "off"

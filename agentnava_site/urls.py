@@ -2,9 +2,9 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from agents.auth_views import PasswordResetView
-from agents.views import healthz
 from ops.views import healthz_tasks, metrics
+from surfaces.web.auth import PasswordResetView
+from surfaces.web.build import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -27,8 +27,8 @@ urlpatterns = [
     path("healthz/tasks", healthz_tasks, name="healthz_tasks"),
     path("metrics", metrics, name="metrics"),
     path("api/", include("agentnava_site.api_urls")),
-    path("", include("agents.embed_urls")),
-    path("", include("memory.urls")),
-    path("", include("webhooks.urls")),
-    path("", include("agents.urls")),
+    path("", include("surfaces.embed.urls")),
+    path("", include("surfaces.web.memory.urls")),
+    path("", include("surfaces.web.webhooks_urls")),
+    path("", include("surfaces.web.agents_urls")),
 ]

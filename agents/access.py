@@ -79,7 +79,7 @@ def audit_record(*, team: Team, actor: Actor | None, action: str, target: str = 
 
 
 def audit_events(team: Team) -> QuerySet:
-    """The team's audit log, for a keyset page newest first (`agents.keyset.keyset_page`)."""
+    """The team's audit log, for a keyset page newest first (`surfaces.http.pagination.keyset_page`)."""
     return AuditEvent.objects.filter(team=team).select_related("api_key")
 
 

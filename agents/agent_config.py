@@ -2,7 +2,7 @@
 
 The web form, the Builder and the API all call `validate_config`, so invalid settings
 (quietMinutes 7, keepForDays 0, a privacyUrl that is not http(s)) are refused everywhere
-with the same message. The `memorySettings` part belongs to `memory` (`memory/memory_settings.py`),
+with the same message. The `memorySettings` part belongs to `memory` (`memory/store/settings.py`),
 reached through the port `ports.memory_settings`; this module owns the rest (instructions,
 guardrails, actions) and the plan rule (R3).
 """

@@ -6,11 +6,6 @@ class AgentsConfig(AppConfig):
     verbose_name = "Agents"
 
     def ready(self):
-        from agents import offline_chat
-        from agents.ports import add_offline_handler
-
-        add_offline_handler("chat_reply", offline_chat.chat_reply)
-
         from django.db.models.signals import post_delete, post_save
 
         from agents import receivers

@@ -63,7 +63,7 @@ def estimate_tokens(value: Any) -> int:
 class OfflineEngine:
     name = "offline"
     # How many people one quiet-window task reads: the rules answer in milliseconds, so a batch
-    # shares its reads and writes (memory.writer_batch).
+    # shares its reads and writes (memory.writer.batch).
     batch_size = 25
 
     def _handler(self, task: str):

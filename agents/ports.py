@@ -37,7 +37,7 @@ class MemoryNote(Protocol):
 
 class MemoryDueMark(Protocol):
     """A message in a conversation that uses memory: set `conversation.memory_due_at` to when its
-    quiet window ends (the caller saves it). `memory.due` owns the queue."""
+    quiet window ends (the caller saves it). `memory.store.due` owns the queue."""
 
     def __call__(self, conversation: Conversation, now: datetime) -> None: ...
 

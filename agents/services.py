@@ -475,7 +475,7 @@ def _touch(conversation: Conversation, now) -> None:
     conversation.last_activity_at = now
     fields = ["last_activity_at"]
     if conversation.uses_memory:
-        ports.memory_due_mark(conversation, now)  # memory.due owns the quiet-window queue
+        ports.memory_due_mark(conversation, now)  # memory.store.due owns the quiet-window queue
         fields.append("memory_due_at")
     conversation.save(update_fields=fields)
 

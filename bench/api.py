@@ -263,7 +263,7 @@ def http_figures(ports: dict, data: dict, args) -> None:
     """memory.get and a first page against the bare app, and a page 900,000 deep against the
     first; each pair measured back to back, twice, alternating, and the better of each kept."""
     from memory.models import Memory
-    from memory.selectors import memory_cursor
+    from memory.store.selectors import memory_cursor
 
     key = data["keys"][0]
     agents = data["agents"]

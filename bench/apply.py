@@ -34,8 +34,8 @@ from django_q.conf import Conf  # noqa: E402
 from agents import services as agent_services  # noqa: E402
 from agents.models import Plan, Team  # noqa: E402
 from bench.statements import Statements  # noqa: E402
-from memory import apply  # noqa: E402
 from memory.models import MemoryRun  # noqa: E402
+from memory.tools import apply  # noqa: E402
 
 LINES = [
     "Prefers email over phone.",

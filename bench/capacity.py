@@ -238,7 +238,7 @@ def cpu_figures(fake, latency, n) -> tuple[float, float]:
 
     from agents import services
     from agents.models import Plan, Team
-    from memory.writer import run_quiet_window
+    from memory.writer.run import run_quiet_window
 
     fake.default = model_answer(0)
     team = Team.objects.get_or_create(slug="bench-cap", defaults={"name": "Bench", "plan": Plan.TEAM})[0]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory import policy
+from memory import guards as policy
 
 _BLOCK = re.compile(
     r">>> numbers = '''\n(.*?)\n\.\.\. '''\n>>> \[x for x in numbers\.splitlines\(\) if x and not (\w+)\.is_valid\(x\)\]\n\[\]",

@@ -1,4 +1,4 @@
-"""Benchmark of the guards (memory.policy.line_refusal): they run on every write, so their cost per line
+"""Benchmark of the guards (memory.guards.line_refusal): they run on every write, so their cost per line
 matters. Not a test: it prints figures.
 
     python bench/guards.py [--calls 2000]
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory import policy
-from memory.text import view
+from memory import guards as policy
+from memory.guards.text import view
 
 
 def _pad(text: str) -> str:

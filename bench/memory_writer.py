@@ -36,8 +36,9 @@ from django.utils import timezone  # noqa: E402
 from agents import services as agent_services  # noqa: E402
 from agents.models import Plan, Team  # noqa: E402
 from bench.statements import Statements  # noqa: E402
-from memory import writer, writer_batch  # noqa: E402
-from memory.selectors import end_users_due_for_memory, writer_input  # noqa: E402
+from memory.store.selectors import end_users_due_for_memory, writer_input  # noqa: E402
+from memory.writer import batch as writer_batch  # noqa: E402
+from memory.writer import run as writer  # noqa: E402
 
 SENTENCES = [
     "I work from the {city} office.",
@@ -146,9 +147,9 @@ def _engine_payload(texts, actions=()):
 
 
 def engine_alone(n_users, m_messages, rounds=7):
-    """CPU time of memory.offline.memory_operations alone, best of ``rounds`` (process time, so the
+    """CPU time of memory.writer.offline.memory_operations alone, best of ``rounds`` (process time, so the
     other processes on a shared machine matter less)."""
-    from memory.offline import memory_operations
+    from memory.writer.offline import memory_operations
 
     renew = {
         "id": "a1",

@@ -9,14 +9,16 @@ class MemoryConfig(AppConfig):
         # What `agents` needs from memory reaches it through its ports (agents imports no other app),
         # each filled once here; tests/agents/test_ports.py checks every signature.
         from agents.ports import add_error_codes, add_memory_gate, add_offline_handler, fill
-        from memory.api_errors import MEMORY_ERROR_CODES
+        from memory.store.errors import MEMORY_ERROR_CODES
 
         add_error_codes(MEMORY_ERROR_CODES)  # first: the API's error schema is built from them
 
-        from memory import builder, due, memory_settings, note, services
-        from memory.builder_rules import builder_changes
-        from memory.end_user_commands import end_user_memory_state, end_user_request
-        from memory.policy import category_topics
+        from memory.guards import category_topics
+        from memory.store import due, note, services
+        from memory.store import settings as memory_settings
+        from memory.store.end_user_requests import end_user_memory_state, end_user_request
+        from memory.tools import builder
+        from memory.tools.builder_rules import builder_changes
 
         add_memory_gate(services.stopped_gate)
         fill(
@@ -37,6 +39,6 @@ class MemoryConfig(AppConfig):
 
 def offline_memory_operations(payload: dict) -> dict:
     """The writer's offline rules; they load on first use, not at start-up."""
-    from memory.offline import memory_operations
+    from memory.writer.offline import memory_operations
 
     return memory_operations(payload)

@@ -1,11 +1,14 @@
 """django-q tasks. Thin: they take ids only (never a person's words, which would survive an erase
 in django-q's tables), load what they need and call a service. Safe to deliver twice."""
 
-from memory import services, writer, writer_batch
+from memory.store import services
+from memory.writer import batch as writer_batch
+from memory.writer import run as writer
+from memory.writer import sweep as writer_sweep
 
 
 def sweep_quiet_windows() -> int:
-    return len(services.memory_sweep())
+    return len(writer_sweep.memory_sweep())
 
 
 def run_quiet_window(end_user_id: int) -> int | None:
@@ -22,12 +25,12 @@ def retention_sweep() -> dict:
 
 
 def apply_job_step(job_id: int) -> str:
-    from memory.apply import apply_job_step as step
+    from memory.tools.apply import apply_job_step as step
 
     return step(job_id)
 
 
 def trial_job_step(job_id: int) -> str:
-    from memory.trial_jobs import trial_job_step as step
+    from memory.tools.trial_jobs import trial_job_step as step
 
     return step(job_id)

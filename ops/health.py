@@ -103,8 +103,8 @@ def resume_stalled_applies(now: datetime | None = None) -> int:
     """Queue again, from its cursor, every active Apply with no heartbeat for apply.STALLED_AFTER
     (its step task was lost with a killed cluster). Returns how many."""
     from agents.errors import AppError
-    from memory.apply import apply_is_stalled, apply_resume
     from memory.models import ApplyJob
+    from memory.tools.apply import apply_is_stalled, apply_resume
 
     now = now or timezone.now()
     resumed = 0

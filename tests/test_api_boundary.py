@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agents import services as agent_services
-from agents.boundary import MAX_BODY_BYTES, MAX_JSON_DEPTH
+from surfaces.http.boundary import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from tests.fuzz_helpers import fingerprint
 
 FUZZ = settings(

@@ -1,4 +1,4 @@
-"""The input boundary (agents/boundary.py): NUL, lone surrogates, over-deep JSON and oversize
+"""The input boundary (surfaces/http/boundary.py): NUL, lone surrogates, over-deep JSON and oversize
 bodies are refused on every surface, in that surface's shape, before any view runs; nothing is
 written; no 500 anywhere."""
 
@@ -9,10 +9,10 @@ from django.core.cache import cache
 from django.test import Client
 
 from agents import services as agent_services
-from agents.embed_services import end_user_hash, same_secret
 from agents.models import AgentVersion, ApiKey, Conversation, EndUser, Message
 from memory.models import Memory
-from memory.services import memory_set
+from memory.store.services import memory_set
+from surfaces.embed.services import end_user_hash, same_secret
 
 DEEP = ("[" * 5000 + "]" * 5000).encode()
 DEEP_OBJ = ('{"a":' * 2000 + "1" + "}" * 2000).encode()
@@ -236,7 +236,7 @@ def test_web_nul_in_form_fields_is_refused_and_changes_nothing(member_client, ag
         response = member_client.post(path, data)
         assert response.status_code == 400, path
     memory.refresh_from_db()
-    assert memory.text == "Likes tea."
+    assert memory.guards.text == "Likes tea."
     assert (counts(), ApiKey.objects.count(), agent.draft_id if hasattr(agent, "draft_id") else None) == before
 
 

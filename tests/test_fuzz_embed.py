@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agents import services as agent_services
-from agents.embed_services import conversation_token, end_user_hash, visitor_id_issue
+from surfaces.embed.services import conversation_token, end_user_hash, visitor_id_issue
 from tests.fuzz_helpers import any_text, fingerprint, json_value
 
 FIELDS = ["visitorId", "endUserId", "endUserHash", "memory", "switch", "agreed", "source", "token", "text", "on"]

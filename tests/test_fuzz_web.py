@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agents import services as agent_services
-from memory.services import memory_set
+from memory.store.services import memory_set
 from tests.fuzz_helpers import fingerprint, form_text
 
 FUZZ = settings(

@@ -39,7 +39,7 @@ from schemathesis.specs.openapi.checks import (
 
 from agents import services as agent_services
 from agents.models import Agent, ApiKey, Conversation
-from memory.services import memory_set
+from memory.store.services import memory_set
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

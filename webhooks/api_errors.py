@@ -1,5 +1,5 @@
 """The error codes the webhooks API answers, with their status and when: added to the API's one
-list (`agents.api_errors.error_codes()`) through `agents.ports.add_error_codes` in
+list (`surfaces.http.errors.error_codes()`) through `agents.ports.add_error_codes` in
 `WebhooksConfig.ready`."""
 
 WEBHOOK_ERROR_CODES: dict[str, tuple[int, str]] = {

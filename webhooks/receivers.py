@@ -1,12 +1,12 @@
 """Where memory changes become webhook events, without `memory` knowing about webhooks (STYLE:
 the lower layer calls up through signals). Every change of a memory is saved by
-`memory.commit.memory_commit` with the fields it changed, so `update_fields` says what happened:
+`memory.store.commit.memory_commit` with the fields it changed, so `update_fields` says what happened:
 
 - `stopped_at` set: memory.stopped (they asked to stop; emptied);
 - the text emptied with a new horizon (delete, expiry): memory.deleted;
 - any other change of the text: memory.updated, with its line count (and the last run's counts
   when a run wrote it);
-- an end user erased (`memory.services.end_user_erase` sends `end_user_erased`): end_user.erased
+- an end user erased (`memory.store.services.end_user_erase` sends `end_user_erased`): end_user.erased
   with what was removed.
 
 The payloads are ids and counts; never the memory's words."""
@@ -16,7 +16,7 @@ from django.dispatch import receiver
 
 from agents.models import Agent
 from memory.models import Memory
-from memory.signals import end_user_erased
+from memory.store.events import end_user_erased
 from webhooks.models import Endpoint
 from webhooks.services import emit, forget_end_user, forget_endpoints
 
@@ -31,7 +31,7 @@ def memory_event(memory: Memory, fields: frozenset) -> tuple[str, dict] | None:
         return "memory.stopped", {"stoppedAt": memory.stopped_at.isoformat()}
     if "text" not in fields:
         return None
-    if not memory.text and "horizon_at" in fields:
+    if not memory.guards.text and "horizon_at" in fields:
         return "memory.deleted", {"deletedAt": memory.updated_at.isoformat()}
     data = {"lines": len(memory.lines), "updatedAt": memory.updated_at.isoformat()}
     if "last_run" in fields and memory.last_run:

@@ -1,4 +1,4 @@
-# Try as a background job (issue 12): TrialJob and TrialJobPerson (memory/trial_models.py).
+# Try as a background job (issue 12): TrialJob and TrialJobPerson (memory/models.py).
 
 import django.db.models.deletion
 from django.conf import settings

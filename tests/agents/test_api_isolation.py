@@ -22,7 +22,7 @@ from agents.models import (
 from consent.models import Consent
 from consent.services import consent_set
 from memory.models import Memory, MemoryRun
-from memory.services import memory_set
+from memory.store.services import memory_set
 from tests.api_helpers import InProcessApi, api_in_process
 from webhooks.models import Delivery, Endpoint
 from webhooks.services import endpoint_create

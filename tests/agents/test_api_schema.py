@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from drf_spectacular.validation import validate_schema
 
-from agents.api_errors import error_codes
+from surfaces.http.errors import error_codes
 
 pytestmark = pytest.mark.django_db
 

@@ -2,11 +2,12 @@
 
 import pytest
 
-from agents import chat, services
+from agents import services
 from agents.engines import EngineError
 from agents.errors import AppError
 from agents.models import Message, UsageDay
-from memory.services import memory_set
+from memory.store.services import memory_set
+from surfaces.chat import send as chat
 from tests.fake_openai import chat_text
 
 

@@ -6,8 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from agents import services
-from agents.chat import conversation_send
-from memory.services import memory_set, memory_stop
+from memory.store.services import memory_set, memory_stop
+from surfaces.chat.send import conversation_send
 
 pytestmark = pytest.mark.django_db
 

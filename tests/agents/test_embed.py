@@ -13,10 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents import services as agent_services
-from agents.embed_services import embed_chat_start, end_user_hash, visitor_id_issue, visitor_id_verify
 from agents.models import Conversation, EndUser, Message
 from memory.models import Memory
-from memory.services import memory_set, memory_sweep
+from memory.store.services import memory_set
+from memory.writer.sweep import memory_sweep
+from surfaces.embed.services import embed_chat_start, end_user_hash, visitor_id_issue, visitor_id_verify
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ from django.core import signing
 from django.core.cache import cache
 from django.test import Client
 
-from agents import embed_services
-from agents.embed_services import VISITOR_ID_MAX_AGE, VISITOR_SALT, visitor_id_issue, visitor_id_verify
 from agents.models import EndUser, Message
+from surfaces.embed import services as embed_services
+from surfaces.embed.services import VISITOR_ID_MAX_AGE, VISITOR_SALT, visitor_id_issue, visitor_id_verify
 
 
 @pytest.fixture(autouse=True)

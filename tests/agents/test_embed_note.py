@@ -1,5 +1,5 @@
 """The note a website chat's agent receives (R17): built at start with its preamble and kept in step
-with the memory (memory.commit), never holding a line the policy refuses, and absent when memory is
+with the memory (memory.store.commit), never holding a line the policy refuses, and absent when memory is
 not used for the chat."""
 
 import json
@@ -8,13 +8,13 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from agents import chat
 from agents import services as agent_services
-from agents.embed_services import visitor_id_verify
 from agents.models import Conversation, EndUser
 from memory.models import Memory
-from memory.note import NOTE_PREAMBLE
-from memory.services import memory_set
+from memory.store.note import NOTE_PREAMBLE
+from memory.store.services import memory_set
+from surfaces.chat import send as chat
+from surfaces.embed.services import visitor_id_verify
 
 
 @pytest.fixture(autouse=True)

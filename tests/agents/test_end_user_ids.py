@@ -13,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents import services as agent_services
-from agents.embed_services import end_user_hash
 from agents.end_user_ids import end_user_id_check, end_user_id_refusal
 from agents.errors import AppError
 from agents.models import Conversation, EndUser
-from memory import services as memory_services
 from memory.models import Memory
+from memory.store import services as memory_services
+from surfaces.embed.services import end_user_hash
 from tests.api_helpers import api_in_process
 
 pytestmark = pytest.mark.django_db

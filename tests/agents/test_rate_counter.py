@@ -1,9 +1,9 @@
-"""The per-key counter without Redis (`agents.rate_counter`): exact across the threads of one
+"""The per-key counter without Redis (`surfaces.http.rate_counter`): exact across the threads of one
 process (a lock around read and write), a window that starts at its first hit and ends."""
 
 import threading
 
-from agents import rate_counter
+from surfaces.http import rate_counter
 
 
 def test_the_local_counter_is_exact_across_threads():

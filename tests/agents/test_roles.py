@@ -228,7 +228,7 @@ def test_the_audit_log_records_who_did_what_and_when_on_the_page_and_over_the_ap
 
 
 def test_the_audit_page_pages_and_refuses_a_forged_cursor(world, member_client, monkeypatch):
-    from agents import team_views
+    from surfaces.web import team as team_views
 
     monkeypatch.setattr(team_views, "AUDIT_PAGE_SIZE", 2)
     for n in range(3):

@@ -5,7 +5,7 @@ import pytest
 from agents import services
 from agents.errors import AppError, InvalidConfig
 from agents.models import AgentDraft, AgentVersion, Plan
-from memory.memory_settings import DEFAULT_MEMORY_SETTINGS
+from memory.store.settings import DEFAULT_MEMORY_SETTINGS
 
 
 def test_a_new_agent_has_version_1_with_every_memory_setting_at_its_default(team):

@@ -11,11 +11,12 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from agents import services as agent_services
-from agents.embed_services import visitor_id_verify
 from agents.models import Agent, Conversation, EndUser, Message
 from consent.models import Consent
 from memory.models import Memory, MemoryRun
-from memory.services import memory_set, memory_sweep
+from memory.store.services import memory_set
+from memory.writer.sweep import memory_sweep
+from surfaces.embed.services import visitor_id_verify
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -142,7 +143,7 @@ def test_stop_remembering_me_and_see_the_memory_stopped(page, live_server, demo)
     page.click("[data-an=settings-button]")
     expect(page.locator("[data-an=memory-status]")).to_contain_text("You asked this assistant to stop remembering you.")
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.stopped_at is not None and memory.text == ""
+    assert memory.stopped_at is not None and memory.guards.text == ""
     assert MemoryRun.objects.filter(memory=memory, kind="end_user_request").count() == 2
 
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from agents.models import Agent, EndUser
-from memory.services import memory_set
+from memory.store.services import memory_set
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

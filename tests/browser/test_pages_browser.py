@@ -10,12 +10,12 @@ from playwright.sync_api import expect
 from agents import access
 from agents import services as agent_services
 from agents import team as team_services
-from agents.embed_services import conversation_memory_switch_off
 from agents.models import Conversation
 from consent.services import consent_set
-from memory import apply as memory_apply
-from memory import services
 from memory.models import MemoryRun
+from memory.store import services
+from memory.tools import apply as memory_apply
+from surfaces.embed.services import conversation_memory_switch_off
 from tests.browser.pages import WIDTHS, check_page, new_page
 from tests.memory.seed import T0, chat, remembered
 

@@ -67,7 +67,7 @@ def test_consent_is_per_agent_and_end_user(agent, team, end_user):
 
 
 def test_erasing_the_end_user_removes_their_consent(end_user):
-    from memory.services import end_user_erase
+    from memory.store.services import end_user_erase
 
     consent_set(end_user=end_user, agreed=True, source="chat_prompt")
     end_user_erase(end_user=end_user)

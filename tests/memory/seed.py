@@ -9,8 +9,9 @@ from django.db import connection
 from django.utils import timezone
 
 from agents import services as agent_services
-from memory import services
 from memory.models import Memory
+from memory.store import services
+from memory.writer import sweep as writer_sweep
 
 # Three days ago at 09:00: chats are in the past of every run that reads them.
 T0 = (timezone.now() - timedelta(days=3)).replace(hour=9, minute=0, second=0, microsecond=0)
@@ -34,7 +35,7 @@ def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
 def chat_and_remember(agent, external_id, turns, *, start=T0):
     """A chat, then its quiet-window run (the real writer), as the schedule would."""
     conversation, last = chat(agent, external_id, turns, start=start)
-    services.memory_sweep(now=last + timedelta(minutes=61), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=61), run_inline=True)
     return conversation, last
 
 

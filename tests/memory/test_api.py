@@ -9,11 +9,11 @@ from django.utils import timezone
 from agents import services as agent_services
 from agents.models import ActionRun, Conversation, EndUser, Message
 from consent.models import Consent
-from memory import services
-from memory.api import MemoryOut, api_output
 from memory.models import Memory, MemoryRun
-from memory.selectors import api_memory_read, memories_page
-from memory.writer import run_quiet_window
+from memory.store import services
+from memory.store.selectors import api_memory_read, memories_page
+from memory.writer.run import run_quiet_window
+from surfaces.api.memory import MemoryOut, api_output
 from tests.api_helpers import api_in_process
 
 pytestmark = pytest.mark.django_db
@@ -439,7 +439,7 @@ def test_the_plain_read_renders_exactly_as_the_documented_serializer(agent):
     _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_r21")
     expected = {
         "endUserId": "u_r21",
-        "text": memory.text,
+        "text": memory.guards.text,
         "stopped": False,
         "updatedAt": memory.updated_at,
         "readUpTo": memory.read_up_to,

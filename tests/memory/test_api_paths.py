@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from agentnava_site.raw_path import encoded_path_info
 from agents import services as agent_services
 from agents.models import EndUser
-from memory import services as memory_services
 from memory.models import Memory
+from memory.store import services as memory_services
 from tests.api_helpers import Api, api_for, api_in_process
 from tests.gunicorn import start_gunicorn, stop_gunicorn
 

@@ -12,8 +12,8 @@ from agents import services as agent_services
 from agents.models import Conversation, EndUser, Message
 from consent.models import Consent
 from consent.services import consent_set
-from memory import services
 from memory.models import Memory
+from memory.store import services
 from tests.api_helpers import api_for
 
 pytestmark = pytest.mark.django_db

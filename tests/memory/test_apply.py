@@ -10,8 +10,9 @@ from agents import services as agent_services
 from agents.engines import EngineError, OfflineEngine
 from agents.errors import AppError
 from agents.models import Plan
-from memory import apply, services
 from memory.models import ApplyJob, Memory, MemoryRun
+from memory.store import services
+from memory.tools import apply
 from tests.conftest import make_team
 from tests.fake_openai import chat_json
 from tests.memory.seed import remembered

@@ -10,8 +10,8 @@ from django.urls import reverse
 from agents import services
 from agents.engines import EngineError
 from agents.models import AgentDraft, AgentVersion, Plan
-from memory.builder import builder_message, edit_instructions
-from memory.builder_rules import builder_changes
+from memory.tools.builder import builder_message, edit_instructions
+from memory.tools.builder_rules import builder_changes
 from tests.conftest import make_team
 from tests.fake_openai import chat_json
 

@@ -16,10 +16,10 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from memory import services
 from memory.models import Memory
-from memory.services import CHANGED
-from memory.version import version_of
+from memory.store.services import CHANGED
+from memory.store.version import version_of
+from memory.writer import sweep as writer_sweep
 from tests.api_helpers import api_for, api_in_process
 from tests.memory.seed import chat, remembered
 
@@ -40,7 +40,7 @@ def hidden(page: str, name: str) -> str:
 def writer_run_adds_pune(agent, external_id):
     """A real quiet-window run (the offline writer) that adds "Works from the Pune office."."""
     _, last = chat(agent, external_id, [("user", "I work from the Pune office.")])
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     text = Memory.objects.get(end_user__external_id=external_id).text
     assert "Pune" in text, text
     return text
@@ -142,7 +142,7 @@ def test_a_stale_replace_all_after_a_writer_run_is_refused_and_keeps_the_writers
     shown = answer.content.decode()
     assert CHANGED in shown.replace("&#x27;", "'")
     memory.refresh_from_db()
-    assert memory.text == after_run and "Speaks Hindi." not in memory.text
+    assert memory.guards.text == after_run and "Speaks Hindi." not in memory.guards.text
     if htmx:  # Replace all comes back out of band as the memory is now, with its new version
         assert 'id="replace-all" hx-swap-oob="true"' in shown and hidden(shown, "version") == version_of(memory)
         assert "Works from the Pune office." in shown.split('id="replace-all"')[1]
@@ -150,7 +150,7 @@ def test_a_stale_replace_all_after_a_writer_run_is_refused_and_keeps_the_writers
     fresh = member_client.post(url("replace", memory), {"text": "Speaks Hindi.", "version": version_of(memory)}, **HTMX)
     assert "Memory replaced." in fresh.content.decode()
     memory.refresh_from_db()
-    assert memory.text == "Speaks Hindi."
+    assert memory.guards.text == "Speaks Hindi."
 
 
 def test_a_stale_edit_or_line_delete_is_refused_even_when_its_own_line_is_unchanged(member_client, agent):
@@ -164,7 +164,7 @@ def test_a_stale_edit_or_line_delete_is_refused_even_when_its_own_line_is_unchan
     for answer in (edit, delete):
         assert CHANGED in answer.content.decode().replace("&#x27;", "'")
     memory.refresh_from_db()
-    assert memory.text == after_run
+    assert memory.guards.text == after_run
 
     # Made on the memory as it is now, both go through; each answer carries the next version.
     page = member_client.post(
@@ -219,7 +219,7 @@ def test_a_stale_set_with_if_match_over_http_answers_412_and_changes_nothing(liv
     stale = api.put(path, {"text": "Speaks Hindi."}, headers={"If-Match": read.headers["etag"]})
     assert (stale.status, stale.code) == (412, "memory_changed"), stale.body
     memory = Memory.objects.get(end_user__external_id="u_ananya")
-    assert memory.text == after_run and memory.runs.count() == runs
+    assert memory.guards.text == after_run and memory.runs.count() == runs
 
     fresh = api.get(path)
     assert fresh.headers["etag"] != read.headers["etag"]
@@ -267,7 +267,7 @@ def test_a_set_for_a_new_end_user_made_on_the_empty_memory_goes_through(api, age
 
 
 def test_memory_changed_is_in_the_one_error_table_and_the_headers_are_documented():
-    from agents.api_errors import error_codes
+    from surfaces.http.errors import error_codes
 
     assert error_codes()["memory_changed"][0] == 412
     schema = Client().get("/api/schema/?format=json").json()

@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import services as agent_services
-from memory import policy, services
+from memory import guards as policy
 from memory.models import Memory, MemoryRun
-from memory.version import version_of
+from memory.store import services
+from memory.store.version import version_of
 
 SLOTS = 3
 line_text = st.sampled_from(["Prefers email over phone.", "Speaks Hindi.", "Works from the Pune office.", "Likes tea."])

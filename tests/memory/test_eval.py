@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.management import call_command
 
 from agents.models import Agent, Team
-from memory.evaluation import load_cases, run_case, summarize
+from memory.tools.evaluation import load_cases, run_case, summarize
 
 CASE_FILES = sorted((Path(__file__).resolve().parents[1] / "eval").glob("cases*.jsonl"))
 

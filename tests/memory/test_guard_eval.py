@@ -9,8 +9,8 @@ from pathlib import Path
 from django.core.management import call_command
 
 from agents.models import Agent, Team
-from memory.guard_eval import load_guard_cases, run_guard_cases
-from memory.vocabulary import vocabulary
+from memory.guards.vocabulary import vocabulary
+from memory.tools.guard_eval import load_guard_cases, run_guard_cases
 
 CASES = Path(__file__).resolve().parents[1] / "eval" / "guards.jsonl"
 

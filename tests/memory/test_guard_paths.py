@@ -8,9 +8,11 @@ import pytest
 from django.urls import reverse
 
 from agents.models import AgentDraft
-from memory import apply, services
-from memory.builder import builder_message
 from memory.models import Memory, MemoryRun
+from memory.store import services
+from memory.tools import apply
+from memory.tools.builder import builder_message
+from memory.writer import sweep as writer_sweep
 from tests.api_helpers import api_for
 from tests.fake_openai import chat_json
 from tests.memory.seed import chat, remembered
@@ -37,7 +39,7 @@ def test_the_writer_drops_a_slashed_card_a_model_offers(agent, openai_engine):
             }
         )
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     memory = Memory.objects.get(end_user__external_id="u_1")
     assert memory.lines == ["Prefers the receipt by email."]
     assert MemoryRun.objects.get(memory=memory, kind="quiet").dropped == {"card_number": 1}
@@ -151,7 +153,7 @@ def test_a_hostile_model_citing_real_messages_gets_nothing_stored(agent, openai_
             }
         )
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     memory = Memory.objects.get(end_user__external_id="u_1")
     assert memory.lines == ["Prefers email."]
     assert sum(MemoryRun.objects.get(memory=memory, kind="quiet").dropped.values()) == len(HOSTILE)

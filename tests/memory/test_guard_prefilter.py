@@ -1,4 +1,4 @@
-"""The categories' literal prefilter (memory.vocabulary.simple.needed_literals) may skip a pattern only on a
+"""The categories' literal prefilter (memory.guards.vocabulary.simple.needed_literals) may skip a pattern only on a
 line the pattern does not match: checked over every eval line, in upper case and with the characters the
 regex engine matches without case in ways ``str.lower`` does not ("İ", "ſ"), and on the joining shapes."""
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.policy import categories
-from memory.text import view
-from memory.vocabulary.simple import caseless, needed_literals
+from memory.guards import categories
+from memory.guards.text import view
+from memory.guards.vocabulary.simple import caseless, needed_literals
 
 EVAL = Path(__file__).resolve().parents[1] / "eval"
 

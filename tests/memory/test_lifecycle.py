@@ -3,7 +3,7 @@ write, each chat read under its own version, requests inside longer messages, an
 
 Most tests here run the writer with a scripted engine (a trigger word in a message proposes one
 line, citing it), so what they check is the lifecycle, not the offline rules; the guards in code
-(`memory.policy`) are the real ones.
+(`memory.guards`) are the real ones.
 """
 
 from datetime import timedelta
@@ -15,14 +15,17 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from agents import chat
 from agents import services as agent_services
 from agents.engines import EngineError, EngineResult
 from agents.models import AgentVersion, Conversation
-from memory import apply, services, writer
-from memory.end_user_commands import recognise
-from memory.instructions import instruction_checks
+from memory.guards.instructions import instruction_checks
 from memory.models import ApplyJob, Memory, MemoryRun
+from memory.store import services
+from memory.store.end_user_requests import recognise
+from memory.tools import apply
+from memory.writer import run as writer
+from memory.writer import sweep as writer_sweep
+from surfaces.chat import send as chat
 
 FACTS = {
     "pune": "Works from the Pune office.",
@@ -76,7 +79,7 @@ def say(agent, external_id, *texts, at, memory=True):
 
 
 def sweep(at):
-    services.memory_sweep(now=at, run_inline=True)
+    writer_sweep.memory_sweep(now=at, run_inline=True)
 
 
 def lines(agent, external_id):
@@ -115,7 +118,7 @@ def test_after_retention_no_chat_from_before_a_delete_or_stop_brings_a_line_back
 
 
 def test_try_never_replays_chats_from_before_a_delete_expiry_or_forget(agent, engine):
-    from memory import trial
+    from memory.tools import trial
 
     _, last = say(agent, "u_1", "I work from the Pune office.", at=T0)
     sweep(last + timedelta(hours=1))
@@ -145,7 +148,7 @@ def test_an_expired_memory_is_emptied_and_older_unread_chats_never_come_back(age
     EndUserModel.objects.update(last_chat_at=unread)
     assert services.memory_retention_sweep(now=unread + timedelta(days=91)) == {"expired": 1}
     memory = Memory.objects.get()
-    assert (memory.text, memory.read_up_to) == ("", unread + timedelta(days=91))
+    assert (memory.guards.text, memory.read_up_to) == ("", unread + timedelta(days=91))
     assert MemoryRun.objects.filter(kind="retention", removed=1).count() == 1
     _, later = say(agent, "u_1", "Please email me.", at=unread + timedelta(days=92))
     sweep(later + timedelta(hours=1))
@@ -257,7 +260,7 @@ def test_a_stop_inside_a_longer_message_is_answered_before_any_model(agent, monk
     turn = chat.conversation_send(conversation=conversation, text=text)
     assert turn.handled_as_request
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.stopped_at is not None and memory.text == ""
+    assert memory.stopped_at is not None and memory.guards.text == ""
 
 
 @pytest.mark.parametrize(

@@ -24,13 +24,17 @@ from django.utils import timezone
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from agents import chat
 from agents import services as agent_services
 from agents.engines import EngineResult
 from agents.models import AgentVersion, Conversation, EndUser
-from memory import apply, policy, services, writer
+from memory import guards as policy
 from memory.models import Memory
-from memory.note import note_lines, render_note
+from memory.store import services
+from memory.store.note import note_lines, render_note
+from memory.tools import apply
+from memory.writer import run as writer
+from memory.writer import sweep as writer_sweep
+from surfaces.chat import send as chat
 
 USERS = ("u_a", "u_b")
 ALLERGY = "Allergic to peanuts."
@@ -146,7 +150,7 @@ class World:
         self.tick(minutes)
         before = {u: set(self.memory(u).lines) if self.memory(u) else set() for u in USERS}
         opens_now = self.published_opens()
-        services.memory_sweep(now=self.now, run_inline=True)
+        writer_sweep.memory_sweep(now=self.now, run_inline=True)
         for u in USERS:
             memory = self.memory(u)
             new = (set(memory.lines) if memory else set()) - before[u]
@@ -184,7 +188,7 @@ class World:
         services.memory_retention_sweep(now=self.now)
         for u in USERS:
             memory = self.memory(u)
-            emptied = held[u] and not memory.text
+            emptied = held[u] and not memory.guards.text
             if memory is not None and (emptied or memory.horizon_at == self.now):  # expired
                 self.barrier[u] = self.now
 
@@ -232,7 +236,7 @@ class World:
             lines = memory.lines
             assert len(lines) <= policy.MAX_LINES
             if memory.stopped_at is not None:
-                assert memory.text == ""
+                assert memory.guards.text == ""
             sources = {FACTS[word] for _, word, _ in self.allowed(u)}
             assert set(lines) <= sources, (
                 f"{u}: {set(lines) - sources} came back from before a stop, delete, forget or expiry"

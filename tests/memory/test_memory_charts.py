@@ -5,7 +5,7 @@ from datetime import date, timedelta
 
 from django.template import Context, Template
 
-from memory.people_selectors import ChartDay
+from memory.store.people import ChartDay
 from memory.templatetags.memory_charts import runs_chart
 
 

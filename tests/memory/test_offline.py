@@ -1,4 +1,4 @@
-"""The offline writer rules (memory.offline) and a pure replay of the evaluation cases through them.
+"""The offline writer rules (memory.writer.offline) and a pure replay of the evaluation cases through them.
 
 No Django: payloads are built here exactly as the writer builds them, the operations are applied the
 way the writer applies them, and every line the policy refuses is dropped afterwards (R14).
@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import offline, policy
-from memory.offline import kinds_left_out, memory_operations
-from memory.writer_schema import OUTPUT_SCHEMA
+from memory import guards as policy
+from memory.writer import offline
+from memory.writer.offline import kinds_left_out, memory_operations
+from memory.writer.schema import OUTPUT_SCHEMA
 
 CASE_FILES = sorted((Path(__file__).resolve().parents[1] / "eval").glob("cases*.jsonl"))
 CONTEXT_NOTE = "The agent's reply: context only, never a source."

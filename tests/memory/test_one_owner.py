@@ -1,5 +1,5 @@
 """One owner per piece of memory state (issue 9, STYLE "one owner"): the source itself is checked, so a
-new path that writes around `memory.commit` or `memory.due` fails here rather than in production."""
+new path that writes around `memory.store.commit` or `memory.store.due` fails here rather than in production."""
 
 import re
 from pathlib import Path
@@ -12,30 +12,33 @@ RULES = [
     (
         "an audit row is written",
         re.compile(r"MemoryRun\.objects\.(?:create|bulk_create|get_or_create|update_or_create)|=\s*MemoryRun\("),
-        {"memory/commit.py"},
+        {"memory/store/commit.py"},
     ),
     (
         "a memory's text, horizon or read_up_to is written",
         re.compile(
             r"\.(?:text|read_up_to|horizon_at|stopped_at|forget_pending)\s*=(?!=)|update\([^)]*\b(?:text|read_up_to|horizon_at|stopped_at)=(?!\s*models\.)"
         ),
-        {"memory/commit.py", "memory/offline/engine.py"},  # the offline engine's own line objects, not Memory rows
+        {
+            "memory/store/commit.py",
+            "memory/writer/offline/engine.py",
+        },  # the offline engine's own line objects, not Memory rows
     ),
     (
         "the due queue is written",
         re.compile(r"memory_due_at\s*=(?!=|\s*models\.)"),
         # The visitor's switch takes the chat out of memory and out of the queue in one save (the
         # check constraint conversation_due_only_with_memory needs both at once).
-        {"memory/due.py", "agents/embed_services.py"},
+        {"memory/store/due.py", "surfaces/embed/services.py"},
     ),
     (
         "a chat's note is written after it started",
         re.compile(r"update\([^)]*memory_note=|\.memory_note\s*=(?!=)"),
         {
-            "memory/commit.py",
+            "memory/store/commit.py",
             "agents/services.py",  # built once at start, from the memory, through the port
-            "agents/embed_services.py",  # the switch empties it with the rest of the chat's memory state
-            "memory/end_user_commands.py",  # the in-memory copy of the row the commit just rewrote
+            "surfaces/embed/services.py",  # the switch empties it with the rest of the chat's memory state
+            "memory/store/end_user_requests.py",  # the in-memory copy of the row the commit just rewrote
         },
     ),
 ]

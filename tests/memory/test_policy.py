@@ -1,4 +1,4 @@
-"""The privacy guards (R6, R7, R10, R13, R14) in memory.policy: pure functions, no Django needed."""
+"""The privacy guards (R6, R7, R10, R13, R14) in memory.guards: pure functions, no Django needed."""
 
 import subprocess
 import sys
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from stdnum import luhn, verhoeff
 
-from memory.policy import (
+from memory.guards import (
     CATEGORIES,
     MAX_LINE_CHARS,
     MAX_LINES,
@@ -24,7 +24,7 @@ from memory.policy import (
     reason_label,
     split_lines,
 )
-from memory.text import view
+from memory.guards.text import view
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -418,14 +418,14 @@ def test_reason_label_of_an_unknown_code_is_readable():
 
 def test_the_guards_import_no_django():
     code = (
-        "import sys; import memory.policy, memory.offline; "
+        "import sys; import memory.guards, memory.writer.offline; "
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), 'django imported'"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
 # ---------------------------------------------------------------------------------------------
-# The normaliser (memory/text.py) and the promise that shape does not matter (issue 10)
+# The normaliser (memory/guards/text.py) and the promise that shape does not matter (issue 10)
 # ---------------------------------------------------------------------------------------------
 
 _SEPARATORS = [" ", ".", "-", "/", "_", " - ", "\u200b", "\u00a0", "\u2009", "\u202f", "|", "\u2013", "--"]

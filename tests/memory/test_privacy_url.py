@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.errors import InvalidConfig
-from memory.memory_settings import validate as validate_memory_settings
+from memory.store.settings import validate as validate_memory_settings
 
 INSIDE = ["\n", "\r", "\t", "\u2028", "\u2029", "\u00a0", "\u200b", "\u202e", "\x00", "\x7f", " "]
 

@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 
 from agents import services as agent_services
 from agents.models import Agent, EndUser, Plan
-from memory import policy, services
-from memory.commit import memory_commit, memory_locked
+from memory import guards as policy
 from memory.models import Memory
+from memory.store import services
+from memory.store.commit import memory_commit, memory_locked
+from memory.writer import sweep as writer_sweep
 
 USERS = ("u_a", "u_b")
 KEEP_FOR_DAYS = 60
@@ -122,10 +124,10 @@ class World:
         self.tick()
         agent_services.message_record(conversation=conversation, kind="user", text=PUNE, now=self.now)
         self.tick(61)  # past the quiet window (60 minutes by default)
-        services.memory_sweep(now=self.now, run_inline=True)  # the real writer, where memory is in use
+        writer_sweep.memory_sweep(now=self.now, run_inline=True)  # the real writer, where memory is in use
         memory = self.memory(u)
         if conversation.uses_memory:
-            self.texts[u] = memory.text  # what the writer kept is its business, not this property's
+            self.texts[u] = memory.guards.text  # what the writer kept is its business, not this property's
         assert conversation.uses_memory == self.in_use()
 
     def days(self, n):

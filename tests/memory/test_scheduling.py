@@ -13,7 +13,7 @@ from django_q.models import Schedule
 
 from agents import services as agent_services
 from memory.models import Memory
-from memory.services import memory_retention_sweep, memory_set
+from memory.store.services import memory_retention_sweep, memory_set
 from ops.schedules import schedules_ensure
 from tests.cluster import start_cluster, stop_cluster
 
@@ -29,7 +29,7 @@ def test_the_sweep_finds_due_work_through_an_index(agent):
     if connection.vendor != "postgresql":
         pytest.skip("EXPLAIN output is PostgreSQL's")
     from agents.models import Conversation
-    from memory.selectors import end_users_due_for_memory
+    from memory.store.selectors import end_users_due_for_memory
 
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")
@@ -107,7 +107,7 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
             assert cluster.poll() is None, (tmp_path / "qcluster.log").read_text()[-2000:]
             time.sleep(1)
         assert memory is not None, "no quiet-window run in time:\n" + (tmp_path / "qcluster.log").read_text()[-2000:]
-        assert memory.text == "Prefers email over phone."
+        assert memory.guards.text == "Prefers email over phone."
         assert memory.runs.get().kind == "quiet"
     finally:
         stop_cluster(cluster, log)

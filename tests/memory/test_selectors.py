@@ -1,4 +1,4 @@
-"""The reads in memory.selectors: one end user's memory, and the list of who is remembered (one
+"""The reads in memory.store.selectors: one end user's memory, and the list of who is remembered (one
 keyset-paged statement, read by the API and the Memory tab alike)."""
 
 from datetime import timedelta
@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from agents import services as agent_services
 from agents.models import AgentVersion
-from memory import services
-from memory.selectors import memories_page, memories_page_cursor, memory_cursor_decode, memory_of
+from memory.store import services
+from memory.store.selectors import memories_page, memories_page_cursor, memory_cursor_decode, memory_of
 from tests.memory.seed import remembered
 
 

@@ -12,10 +12,10 @@ from django.utils import timezone
 from agents import services as agent_services
 from agents.models import AgentDraft, AgentVersion, Plan
 from consent.services import consent_set
-from memory import services
-from memory.instructions import DEFAULT_INSTRUCTIONS
+from memory.guards.instructions import DEFAULT_INSTRUCTIONS
 from memory.models import Memory, MemoryRun
-from memory.note import render_note
+from memory.store import services
+from memory.store.note import render_note
 from tests.conftest import make_team
 from tests.memory.seed import remembered
 

@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from consent.services import consent_set
-from memory import services
 from memory.models import Memory
+from memory.store import services
 from tests.memory.seed import remembered
 
 

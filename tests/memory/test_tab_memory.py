@@ -12,8 +12,10 @@ from agents import services as agent_services
 from agents.models import ActionRun, Conversation, EndUser, Message
 from consent.models import Consent
 from consent.services import consent_set
-from memory import policy, services
+from memory import guards as policy
 from memory.models import Memory, MemoryRun
+from memory.store import services
+from memory.writer import sweep as writer_sweep
 from tests.memory.seed import T0, chat, chat_and_remember, remembered
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -193,7 +195,7 @@ def test_delete_memory_keeps_old_chats_from_bringing_it_back(member_client, agen
     member_client.post(url("delete", memory))
     memory.refresh_from_db()
     assert memory.lines == [] and memory.read_up_to > last
-    services.memory_sweep(now=timezone.now() + timedelta(hours=2), run_inline=True)
+    writer_sweep.memory_sweep(now=timezone.now() + timedelta(hours=2), run_inline=True)
     memory.refresh_from_db()
     assert memory.lines == []
 
@@ -312,7 +314,7 @@ def test_people_includes_everyone_with_chats_and_filters(member_client, agent):
 
 
 def test_a_chat_switched_off_midway_says_when(member_client, agent):
-    from agents.embed_services import conversation_memory_switch_off
+    from surfaces.embed.services import conversation_memory_switch_off
 
     remembered(agent, "u_1", "Prefers email over phone.")
     conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
@@ -338,7 +340,7 @@ def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stay
         agent, "u_stale", [("user", "I moved: I work from the Mumbai office now.")], start=last + timedelta(hours=2)
     )
     memory.refresh_from_db()
-    writers = memory.text
+    writers = memory.guards.text
     assert memory.lines[0] != seen and memory.runs.filter(kind=MemoryRun.Kind.QUIET).count() == 2
     runs = memory.runs.count()
     page = member_client.post(
@@ -346,10 +348,10 @@ def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stay
     ).content.decode()
     assert services.CHANGED in page
     memory.refresh_from_db()
-    assert memory.text == writers and memory.runs.count() == runs
+    assert memory.guards.text == writers and memory.runs.count() == runs
     # The service refuses it the same way when called directly, with nothing changed.
     with pytest.raises(policy.MemoryRefused) as refused:
         services.memory_line_replace(end_user=memory.end_user, index=1, text="Works from home.", was=seen, actor=user)
     assert (refused.value.reason, refused.value.message) == ("changed", services.CHANGED)
     memory.refresh_from_db()
-    assert memory.text == writers
+    assert memory.guards.text == writers

@@ -10,8 +10,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from agents import services as agent_services
-from memory import services, trial
 from memory.models import Memory, MemoryRun, TrialJob
+from memory.store import services
+from memory.tools import trial
 from tests.fake_openai import chat_json
 from tests.memory.seed import T0, chat, chat_and_remember, database_fingerprint, remembered
 

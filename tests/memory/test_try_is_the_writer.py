@@ -12,9 +12,11 @@ import pytest
 
 from agents import services as agent_services
 from agents.models import Conversation
-from memory import services, trial
-from memory.apply_preview import apply_preview
 from memory.models import Memory
+from memory.store import services
+from memory.tools import trial
+from memory.tools.apply_preview import apply_preview
+from memory.writer import sweep as writer_sweep
 from tests.fake_openai import chat_json
 from tests.memory.seed import T0, chat, chat_and_remember
 
@@ -91,7 +93,7 @@ def test_try_after_a_correction_and_a_deletion_brings_neither_back(agent, user, 
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"instructions": DRAFT}})
     preview = apply_preview(agent=agent).people[0]
     assert [(r.status, r.new) for r in preview.rows] == [("same", MUMBAI)]
-    services.memory_sweep(now=memory.read_up_to + timedelta(days=1), run_inline=True)
+    writer_sweep.memory_sweep(now=memory.read_up_to + timedelta(days=1), run_inline=True)
     memory.refresh_from_db()
     assert memory.lines == [MUMBAI]
 
@@ -106,7 +108,7 @@ def test_try_writes_line_by_line_what_a_real_run_writes_once_the_draft_is_publis
     assert not person.error and person.messages_read == len(LATER_CHAT)
 
     agent_services.agent_publish(agent=agent, user=user)
-    services.memory_sweep(now=now, run_inline=True)
+    writer_sweep.memory_sweep(now=now, run_inline=True)
     memory.refresh_from_db()
     assert memory.read_up_to == said_last  # the run read the later chat, and only it
     assert person.after == memory.lines, (person.after, memory.lines)
@@ -117,7 +119,7 @@ def test_try_reads_a_pending_forget_with_its_exclusion_as_a_run_does(agent, user
     """Said, then "forget that I work from Pune" before any run read it: neither Try nor the run
     keeps the office."""
     conversation, last = chat(agent, "u_ravi", [FIRST_CHAT[0], FIRST_CHAT[1]], start=T0)
-    from agents import chat as agent_chat
+    from surfaces.chat import send as agent_chat
 
     agent_chat.conversation_send(
         conversation=conversation, text="forget that I work from Pune", now=last + timedelta(minutes=1)
@@ -126,7 +128,7 @@ def test_try_reads_a_pending_forget_with_its_exclusion_as_a_run_does(agent, user
     assert Memory.objects.get(end_user__external_id="u_ravi").forget_pending
     person = trial.trial_run(agent=agent, config=draft_config(agent, user), now=now).people[0]
     agent_services.agent_publish(agent=agent, user=user)
-    services.memory_sweep(now=now, run_inline=True)
+    writer_sweep.memory_sweep(now=now, run_inline=True)
     memory = Memory.objects.get(end_user__external_id="u_ravi")
     assert PUNE not in person.after and PUNE not in memory.lines
     assert person.after == memory.lines == [EMAIL]

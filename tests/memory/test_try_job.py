@@ -13,8 +13,9 @@ from django_q.conf import Conf
 
 from agents import services as agent_services
 from agents.errors import AppError
-from memory import services, trial_jobs
 from memory.models import TrialJob, TrialJobPerson
+from memory.store import services
+from memory.tools import trial_jobs
 from tests.cluster import start_cluster, stop_cluster
 from tests.fake_openai import chat_json
 from tests.memory.seed import T0, chat

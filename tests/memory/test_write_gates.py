@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from agents import services as agent_services
 from agents.models import EndUser, Plan
-from memory import services
 from memory.models import Memory
+from memory.store import services
 from tests.api_helpers import api_in_process
 from tests.conftest import make_team
 
@@ -88,7 +88,7 @@ def test_the_memory_tab_refuses_the_same_writes_and_still_deletes_a_line(member_
 def test_memory_off_is_in_the_one_error_table_and_documented_on_set():
     from django.test import Client
 
-    from agents.api_errors import error_codes
+    from surfaces.http.errors import error_codes
 
     assert error_codes()["memory_off"][0] == 409 and error_codes()["plan_required"][0] == 403
     schema = Client().get("/api/schema/?format=json").json()

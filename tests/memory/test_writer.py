@@ -8,8 +8,10 @@ from django.db import connection
 
 from agents import services as agent_services
 from agents.models import Conversation, UsageDay
-from memory import services, writer
 from memory.models import Memory, MemoryRun
+from memory.store import services
+from memory.writer import run as writer
+from memory.writer import sweep as writer_sweep
 from tests.fake_openai import chat_json
 from tests.memory import seed
 
@@ -23,7 +25,7 @@ def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
 
 def memory_text(agent, external_id):
     memory = Memory.objects.filter(end_user__agent=agent, end_user__external_id=external_id).first()
-    return memory.text if memory else None
+    return memory.guards.text if memory else None
 
 
 def test_nothing_is_written_while_the_chat_is_active_then_the_quiet_run_writes(agent):
@@ -32,9 +34,9 @@ def test_nothing_is_written_while_the_chat_is_active_then_the_quiet_run_writes(a
         "u_ananya",
         [("user", "I work from the Pune office."), ("user", "Please email me, I prefer email over phone.")],
     )
-    assert services.memory_sweep(now=last + timedelta(minutes=14), run_inline=True) == []
+    assert writer_sweep.memory_sweep(now=last + timedelta(minutes=14), run_inline=True) == []
     assert memory_text(agent, "u_ananya") is None
-    swept = services.memory_sweep(now=last + timedelta(minutes=15), run_inline=True)
+    swept = writer_sweep.memory_sweep(now=last + timedelta(minutes=15), run_inline=True)
     assert len(swept) == 1
     text = memory_text(agent, "u_ananya")
     assert "Works from the Pune office." in text
@@ -53,7 +55,7 @@ def test_a_successful_action_gets_a_dated_line_and_a_failed_one_nothing(agent):
         "u_1",
         [("user", "Renew my plan please."), ("action", "renew_plan", "succeeded"), ("action", "renew_plan", "failed")],
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1").count("Renewed the plan on 3 Nov.") == 1
 
 
@@ -69,7 +71,7 @@ def test_tool_results_files_web_pages_and_agent_replies_are_never_sources(agent)
             ("agent", "I see you work from the Mumbai office and prefer phone calls."),
         ],
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     text = memory_text(agent, "u_1") or ""
     for leaked in ("Delhi", "WhatsApp", "French", "Mumbai", "phone"):
         assert leaked not in text
@@ -89,7 +91,7 @@ def test_the_writer_input_holds_only_the_persons_words_and_actions(agent, openai
             ("action", "renew_plan", "succeeded"),
         ],
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     sent = openai_engine.requests[0]["json"]["messages"][1]["content"]
     for hidden in ("TOOL-SECRET-42", "FILE-77", "PAGE-99"):
         assert hidden not in sent
@@ -118,7 +120,7 @@ def test_guards_in_code_drop_what_a_model_returns_against_the_rules(agent, opena
     )
     message_id = f"m{conversation.messages.get(kind='user').pk}"
     openai_engine.script.append(chat_json(forbidden_model_answer(message_id)))
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1") == "Works from the Pune office."
     run = MemoryRun.objects.get()
     assert run.engine == "openai" and run.added == 1
@@ -138,7 +140,7 @@ def test_team_instructions_open_a_category(agent, openai_engine):
             {"operations": [{"op": "add", "line": None, "text": "Allergic to peanuts.", "sources": [message_id]}]}
         )
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1") == "Allergic to peanuts."
 
 
@@ -151,7 +153,7 @@ def test_at_most_30_lines_are_kept(agent, openai_engine):
         for i in range(40)
     ]
     openai_engine.script.append(chat_json({"operations": ops}))
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert len(memory_text(agent, "u_1").split("\n")) == 30
     assert MemoryRun.objects.get().dropped["too_many_lines"] == 10
 
@@ -163,7 +165,7 @@ def test_a_model_failure_leaves_the_memory_untouched_and_retries_with_backoff(ag
     _, last = chat(agent, "u_1", [("user", "I work from the Pune office.")])
     openai_engine.default = {"status": 500, "body": {"error": {"message": "boom"}}}
     now = last + timedelta(minutes=20)
-    services.memory_sweep(now=now, run_inline=True)
+    writer_sweep.memory_sweep(now=now, run_inline=True)
     after = Memory.objects.get(end_user=end_user)
     assert (after.text, after.read_up_to, after.updated_at) == (before.text, before.read_up_to, before.updated_at)
     failed = MemoryRun.objects.get(kind="quiet")
@@ -173,13 +175,13 @@ def test_a_model_failure_leaves_the_memory_untouched_and_retries_with_backoff(ag
     # Three more failures: then it stops retrying and the failure stays visible.
     for _ in range(3):
         now = Conversation.objects.get().memory_due_at
-        services.memory_sweep(now=now, run_inline=True)
+        writer_sweep.memory_sweep(now=now, run_inline=True)
     assert Memory.objects.get(end_user=end_user).last_failure["attempts"] == 4
     assert Conversation.objects.get().memory_due_at is None
     # Once the model answers again, the next chat's run reads the unread part too.
     openai_engine.default = chat_json({"operations": []})
     _, last = chat(agent, "u_1", [("user", "Thanks")], start=now + timedelta(hours=1))
-    run = services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True) and MemoryRun.objects.filter(
+    run = writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True) and MemoryRun.objects.filter(
         status="succeeded"
     ).get(kind="quiet")
     assert run.messages_read == 2
@@ -189,10 +191,10 @@ def test_a_model_failure_leaves_the_memory_untouched_and_retries_with_backoff(ag
 def test_a_chat_that_pauses_and_resumes_is_read_in_parts_each_once(agent, openai_engine):
     openai_engine.default = chat_json({"operations": []})
     conversation, last = chat(agent, "u_1", [("user", "part one")])
-    services.memory_sweep(now=last + timedelta(minutes=16), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=16), run_inline=True)
     later = last + timedelta(minutes=40)
     agent_services.message_record(conversation=conversation, kind="user", text="part two", now=later)
-    services.memory_sweep(now=later + timedelta(minutes=16), run_inline=True)
+    writer_sweep.memory_sweep(now=later + timedelta(minutes=16), run_inline=True)
     bodies = [r["json"]["messages"][1]["content"] for r in openai_engine.requests]
     assert len(bodies) == 2
     assert "part one" in bodies[0] and "part two" not in bodies[0]
@@ -214,7 +216,7 @@ def test_conversations_without_memory_are_never_read_even_later(agent, openai_en
     chat(agent, "u_1", [("user", "SECRET-OFF-CHAT I work in Goa.")], memory=False)
     chat(agent, "u_1", [("user", "PROJECT-CHAT I work in Goa.")], project="proj_1", start=T0 + timedelta(minutes=5))
     _, last = chat(agent, "u_1", [("user", "I work from the Pune office.")], start=T0 + timedelta(minutes=10))
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     sent = openai_engine.requests[0]["json"]["messages"][1]["content"]
     assert "SECRET-OFF-CHAT" not in sent and "PROJECT-CHAT" not in sent and "Pune" in sent
 
@@ -225,7 +227,7 @@ def test_a_stopped_memory_is_never_written(agent):
     services.memory_stop(end_user=end_user)
     assert writer.run_quiet_window(end_user_id=end_user.pk, now=last + timedelta(minutes=20)) is None
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.text == "" and memory.stopped_at is not None
+    assert memory.guards.text == "" and memory.stopped_at is not None
     # New chats start without memory, so they are never read either.
     later = agent_services.conversation_start(agent=agent, external_id="u_1")
     assert not later.uses_memory and later.memory_off_reason == "stopped"
@@ -237,7 +239,7 @@ def test_deletion_cannot_be_undone_by_old_chats(agent):
     services.memory_delete(end_user=end_user, now=last + timedelta(minutes=2))
     # The old chat's quiet window passes after the delete: nothing comes back.
     Conversation.objects.filter(pk=conversation.pk).update(memory_due_at=last + timedelta(minutes=15))
-    services.memory_sweep(now=last + timedelta(minutes=30), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=30), run_inline=True)
     assert memory_text(agent, "u_1") == ""
     assert not MemoryRun.objects.filter(kind="quiet").exists()
 
@@ -245,19 +247,19 @@ def test_deletion_cannot_be_undone_by_old_chats(agent):
 def test_memory_runs_never_count_toward_usage(agent):
     _, last = chat(agent, "u_1", [("user", "I work from the Pune office.")])
     before = list(UsageDay.objects.values_list("replies", "tokens"))
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert MemoryRun.objects.filter(status="succeeded").count() == 1
     assert list(UsageDay.objects.values_list("replies", "tokens")) == before
 
 
 def test_said_once_then_confirmed_drops_the_note(agent):
     _, last = chat(agent, "u_1", [("user", "Maybe we'll move to the annual plan.")])
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert memory_text(agent, "u_1") == "Might move to the annual plan (said once, 3 Nov)."
     _, last = chat(
         agent, "u_1", [("user", "We have decided: we're moving to the annual plan.")], start=T0 + timedelta(days=2)
     )
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     text = memory_text(agent, "u_1")
     assert "said once" not in text and "annual plan" in text
     assert len(text.split("\n")) == 1
@@ -296,7 +298,7 @@ def test_two_concurrent_runs_on_one_end_user_never_lose_an_update(agent):
 
 def test_deleting_the_agent_removes_every_memory_on_it(agent):
     _, last = chat(agent, "u_1", [("user", "I work from the Pune office.")])
-    services.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
+    writer_sweep.memory_sweep(now=last + timedelta(minutes=20), run_inline=True)
     assert Memory.objects.count() == 1
     agent_services.agent_delete(agent=agent)
     assert Memory.objects.count() == 0 and MemoryRun.objects.count() == 0

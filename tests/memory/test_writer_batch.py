@@ -1,4 +1,4 @@
-"""Quiet-window runs in batches (`memory.writer_batch`, issue 14): the same memories as the single
+"""Quiet-window runs in batches (`memory.writer.batch`, issue 14): the same memories as the single
 run, in a fixed number of queries per batch, and whatever a batch cannot do goes to the single run.
 
 Each test builds the same people twice, on two agents of one team: one agent's are run one by one
@@ -16,8 +16,11 @@ from hypothesis import strategies as st
 from agents import services as agent_services
 from agents.engines import EngineError
 from agents.models import Conversation
-from memory import services, writer, writer_batch
 from memory.models import Memory, MemoryRun
+from memory.store import services
+from memory.writer import batch as writer_batch
+from memory.writer import run as writer
+from memory.writer import sweep as writer_sweep
 
 SAID = [
     "I work from the Pune office.",
@@ -65,7 +68,7 @@ def state(agent):
             for r in memory.runs.order_by("started_at", "id")
         ]
         out[memory.end_user.external_id] = {
-            "text": memory.text,
+            "text": memory.guards.text,
             "stopped": memory.stopped_at is not None,
             "read_up_to": memory.read_up_to and memory.read_up_to - T0,
             "forget_pending": bool(memory.forget_pending),
@@ -214,7 +217,7 @@ def test_an_engine_failure_in_a_batch_is_recorded_for_that_person_only(team, use
     failed = MemoryRun.objects.filter(memory__agent=agent, status=MemoryRun.Status.FAILED)
     assert failed.count() == 1
     memory = failed.get().memory
-    assert memory.text == "" and memory.read_up_to is None and memory.last_failure["code"] == "model_timeout"
+    assert memory.guards.text == "" and memory.read_up_to is None and memory.last_failure["code"] == "model_timeout"
     assert MemoryRun.objects.filter(memory__agent=agent, status=MemoryRun.Status.SUCCEEDED).count() == 2
     # Its chats stay due for the retry; the others' are answered.
     due = set(
@@ -229,7 +232,7 @@ def test_the_sweep_queues_one_task_per_batch(team, user):
     from django_q.models import Task
 
     agent, ids = batch_of(team, user, writer_batch.BATCH_SIZE + 2, at=T0)
-    swept = services.memory_sweep(now=T0 + timedelta(hours=1))
+    swept = writer_sweep.memory_sweep(now=T0 + timedelta(hours=1))
     assert sorted(swept) == sorted(ids)
     tasks = Task.objects.filter(func="memory.tasks.run_quiet_windows")
     assert sorted(len(task.args[0]) for task in tasks) == [2, writer_batch.BATCH_SIZE]
@@ -251,7 +254,7 @@ def test_with_a_model_each_task_reads_one_person(team, user, monkeypatch):
     monkeypatch.setattr(writer, "get_engine", lambda: model)
     assert writer_batch.batch_size() == 1
     batch_of(team, user, 3, at=T0)
-    services.memory_sweep(now=T0 + timedelta(hours=1))  # (the model is not there: each run records a failure)
+    writer_sweep.memory_sweep(now=T0 + timedelta(hours=1))  # (the model is not there: each run records a failure)
     assert sorted(len(task.args[0]) for task in Task.objects.filter(func="memory.tasks.run_quiet_windows")) == [1, 1, 1]
 
 
@@ -287,10 +290,10 @@ def test_a_tie_on_updated_at_with_another_process_is_committed_again(team, user,
     thread.start()
     holding.wait(10)
     threading.Timer(0.5, release.set).start()  # it commits while the batch waits on the index
-    with caplog.at_level("WARNING", logger="memory.writer_batch"):
+    with caplog.at_level("WARNING", logger="memory.writer.batch"):
         rows = writer_batch.run_quiet_windows(end_user_ids=ids, now=now)
     thread.join(10)
-    assert not [r for r in caplog.records if r.name == "memory.writer_batch"]  # committed as a batch, not one by one
+    assert not [r for r in caplog.records if r.name == "memory.writer.batch"]  # committed as a batch, not one by one
     assert len(rows) == 3 and all(r.pk for r in rows)
     quiet = MemoryRun.objects.filter(memory__end_user_id__in=ids, kind=MemoryRun.Kind.QUIET)
     assert quiet.count() == 6

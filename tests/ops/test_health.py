@@ -13,7 +13,7 @@ from django_q.signing import SignedPackage
 
 from agents import services as agent_services
 from memory.models import ApplyJob, Memory
-from memory.services import memory_sweep
+from memory.writer.sweep import memory_sweep
 from ops.health import task_health
 from tests.cluster import start_cluster, stop_cluster
 from tests.ops.redis_helpers import manage, model_env, wait_for, writer_answer

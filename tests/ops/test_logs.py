@@ -79,7 +79,7 @@ def test_memory_run_lines_carry_the_agent_and_counts_never_words(agent):
         agent_services.message_record(
             conversation=conversation, kind="user", text="I prefer email over phone.", now=start
         )
-        from memory.services import memory_sweep
+        from memory.writer.sweep import memory_sweep
 
         memory_sweep(run_inline=True)
     finally:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from agents import services as agent_services
-from memory.services import memory_sweep
+from memory.writer.sweep import memory_sweep
 from ops import counters
 from tests.fake_openai import chat_json
 

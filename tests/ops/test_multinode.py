@@ -1,7 +1,7 @@
 """Several nodes (issue 13): two qcluster processes on the real Redis and PostgreSQL, standing for
 two machines, share the quiet-window work and Apply. Every memory is written exactly once, none
 twice; each Apply reviews each memory once and finishes; concurrent sweeps never queue an end user
-twice (the sweep's claim, `memory.due.claim`)."""
+twice (the sweep's claim, `memory.store.due.claim`)."""
 
 import re
 from collections import Counter
@@ -89,7 +89,7 @@ def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(
             redis_url=redis_url,
             code=(
                 "from agents.models import Agent\n"
-                "from memory.apply import apply_start\n"
+                "from memory.tools.apply import apply_start\n"
                 f"for agent in Agent.objects.filter(pk__in={[a.pk for a in agents]}): apply_start(agent=agent)"
             ),
         )

@@ -17,7 +17,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from agents import services as agent_services
-from memory import services as memory_services
+from memory.store import services as memory_services
 from webhooks import addresses, sending, services
 from webhooks.models import Delivery, Endpoint
 

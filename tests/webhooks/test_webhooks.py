@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from agents import services as agent_services
-from memory import services as memory_services
+from memory.store import services as memory_services
 from webhooks import sending, services, signing
 from webhooks.models import Delivery, Endpoint
 

@@ -8,7 +8,7 @@ from django_q.conf import Conf
 from django_q.tasks import async_task
 
 from agents import services as agent_services
-from memory import services as memory_services
+from memory.store import services as memory_services
 from tests.cluster import start_cluster, stop_cluster
 from tests.ops.redis_helpers import wait_for
 from tests.webhooks.test_webhooks import Receiver

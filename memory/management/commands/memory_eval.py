@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.evaluation import CaseError, load_cases, run_case, summarize
+from memory.tools.evaluation import CaseError, load_cases, run_case, summarize
 
 
 class Command(BaseCommand):
@@ -12,7 +12,7 @@ class Command(BaseCommand):
             "--guards",
             action="store_true",
             help="The files hold guard cases (tests/eval/guards.jsonl): offer each line through the real "
-            "writer with a scripted engine and through set (memory.guard_eval).",
+            "writer with a scripted engine and through set (memory.tools.guard_eval).",
         )
         parser.add_argument(
             "--by-scope",
@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, cases, guards=False, by_scope=False, **options):
         if guards:
-            from memory.guard_eval import GuardCaseError, command_run
+            from memory.tools.guard_eval import GuardCaseError, command_run
 
             try:
                 return command_run(self, cases, by_scope=by_scope)

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from memory.management.as_of import add_as_of, as_of_now
-from memory.services import memory_sweep
+from memory.writer.sweep import memory_sweep
 
 
 class Command(BaseCommand):

@@ -1,0 +1,146 @@
+"""Excluded categories by meaning (R13, R14), in every supported language.
+
+Each category has words (looked up token by token in the folded view: a set lookup per word and per
+2-4 word phrase, and a prefix test for stems, so a long list costs nothing per word) and patterns for
+structure a word list cannot say (``Is Korean-American``, ``Goes to mass every Sunday``, a first name in
+``Tom picks up their parcels``). Both come from ``memory/vocabulary``; the team's instructions open a
+category by name (``categories_opened_by``), and only that category opens.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory.guards.text import View, fold_word
+from memory.guards.vocabulary import UNSPACED, is_unspaced, vocabulary, word_alternation
+from memory.guards.vocabulary.simple import caseless, needed_literals
+
+_TOKEN = re.compile(r"[\w\u0900-\u097F]+(?:'[\w]+)?")
+_MAX_PHRASE = 7
+_HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+class _WordIndex:
+    """Every category's words, as sets of token tuples and a tuple of stems per category."""
+
+    def __init__(self, words_by_code: dict[str, list[str]]) -> None:
+        self.phrases: dict[tuple[str, ...], set[str]] = {}
+        self.stems: dict[str, list[str]] = {}
+        # Words of unspaced scripts (Chinese, Japanese, Korean, Arabic, Thai) are found anywhere in the line.
+        self.unspaced: dict[str, set[str]] = {}
+        for code, words in words_by_code.items():
+            for word in words:
+                folded = fold_word(word.strip())
+                if is_unspaced(folded):
+                    self.unspaced.setdefault(folded.rstrip("*").strip(), set()).add(code)
+                    continue
+                stem = folded.endswith("*")
+                parts = tuple(_tokens(folded.rstrip("*")))
+                if not parts:
+                    continue
+                if stem and len(parts) == 1:
+                    self.stems.setdefault(code, []).append(parts[0])
+                    continue
+                self.phrases.setdefault(parts, set()).add(code)
+        self.stem_tuples = {code: tuple(stems) for code, stems in self.stems.items()}
+        self.all_stems = tuple(stem for stems in self.stems.values() for stem in stems)
+        self.first_tokens = {parts[0] for parts in self.phrases}
+        self.unspaced_words = re.compile(word_alternation(self.unspaced) or "(?!)")
+
+    def codes_in(self, folded: str) -> set[str]:
+        tokens = _tokens(folded)
+        found: set[str] = set()
+        if _HAS_UNSPACED.search(folded):
+            for match in self.unspaced_words.finditer(folded):
+                found |= self.unspaced.get(match.group(0), set()) | self.unspaced.get(
+                    re.sub(r"[\s\-]+", " ", match.group(0)), set()
+                )
+        for i, token in enumerate(tokens):
+            if token in self.first_tokens:
+                for n in range(1, min(_MAX_PHRASE, len(tokens) - i) + 1):
+                    codes = self.phrases.get(tuple(tokens[i : i + n]))
+                    if codes:
+                        found |= codes
+            if token.startswith(self.all_stems):
+                for code, stems in self.stem_tuples.items():
+                    if code not in found and token.startswith(stems):
+                        found.add(code)
+        return found
+
+
+_INDEX = _WordIndex(vocabulary().category_words)
+_PATTERNS = {
+    code: tuple(
+        zip(
+            category.patterns,
+            category.needs,
+            [frozenset(s) if s else None for s in category.starts],
+            [needed_literals(pattern) for pattern in category.patterns],
+            strict=True,
+        )
+    )
+    for code, category in vocabulary().categories.items()
+}
+_PLAIN_TOKEN = re.compile(r"[\w\u0900-\u097F]+")
+
+# A person named by a common first name is someone else, unless the line says what the person themself is
+# called ("Prefers to be called Meera").
+_FIRST_NAMES = frozenset()
+_OWN_NAME = re.compile(r"(?:called|named|name\s+is|goes\s+by|addressed\s+as|call\s+(?:them|me))\s*$", re.I)
+_NAME_TOKEN = re.compile(r"\b[A-Z][\w\-]+")
+
+
+def _load_first_names() -> frozenset[str]:
+    import tomllib
+
+    from memory.guards.text import plain
+    from memory.guards.vocabulary import HERE
+
+    with open(HERE / "lists.toml", "rb") as handle:
+        return frozenset(plain(name) for name in tomllib.load(handle)["lists"]["first_name"])
+
+
+_FIRST_NAMES = _load_first_names()
+
+
+def _names_someone(v: View) -> bool:
+    text = v.plain
+    for match in _NAME_TOKEN.finditer(text):
+        if match.group(0) in _FIRST_NAMES and not _OWN_NAME.search(text[: match.start()]):
+            return True
+    return False
+
+
+def category_of(v: View, order, opened: frozenset[str]) -> str | None:
+    """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
+    found = _INDEX.codes_in(v.folded)
+    tokens = prefixes = low = None
+    if "other_people" not in found and "other_people" not in opened and _names_someone(v):
+        found.add("other_people")
+    for code in order:
+        if code in opened:
+            continue
+        if code in found:
+            return code
+        for pattern, needs, starts, literals in _PATTERNS.get(code, ()):
+            if needs is not None or starts is not None:
+                if tokens is None:
+                    tokens = set(_PLAIN_TOKEN.findall(v.folded))
+                    prefixes = {token[:n] for token in tokens for n in range(2, len(token) + 1)}
+                if needs is not None and needs.isdisjoint(tokens):
+                    continue
+                if starts is not None and starts.isdisjoint(prefixes):
+                    continue
+            if literals is not None:
+                # A match starts with one of these: a line holding none of them is not searched.
+                if low is None:
+                    low = caseless(v.plain)
+                if not any(literal in low for literal in literals):
+                    continue
+            if pattern.search(v.plain):
+                return code
+    return None

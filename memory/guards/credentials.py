@@ -1,0 +1,626 @@
+"""Credentials by meaning (R7): passwords, PINs, one-time codes, door codes, wifi keys, UPI PINs, security
+answers, login pairs, URL credentials, and keys and tokens by vendor shape.
+
+The words come from ``memory/guards/vocabulary/*.toml`` (every supported language); the grammar is here, once:
+
+* a secret word, then at most four linking or possessive words, then a value: refused when the value holds a
+  digit or a symbol (``PIN 4821``, ``pw hunter2``, ``code: 482913``), or, for a word that always names a
+  secret, when a link stands before it and the value is not an ordinary word about the secret
+  (``password is sunshine``, ``contraseña es girasol``; not ``password is reset``);
+* the other order, value first (``hunter2 is my password``, ``hunter2 est mon mot de passe``), and Hindi's
+  verb-last order (``mera password hunter2 hai``);
+* a one-time code told in passing (``the code you sent me was 482913``): a secret word and a 4-8 digit
+  number within a few words;
+* security questions with an answer, login pairs (``login bob / hunter2``), ``user:pass@`` in a URL;
+* vendor keys and tokens (``keys.toml``), then detect-secrets for what is left, only on lines holding a run
+  of 16+ key characters.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+from memory.guards.text import _LEET as _LEET_TABLE
+from memory.guards.text import WORD_END, WORD_START, View, fold_word
+from memory.guards.vocabulary import UNSPACED, cue_pattern, is_unspaced, vocabulary, word_alternation
+
+_V = vocabulary().credentials
+_STRONG = word_alternation(_V["strong"])
+_WEAK = word_alternation(_V["weak"])
+_SECRET_WORD = re.compile(rf"(?P<strong>{cue_pattern(_V['strong'])})|(?P<weak>{cue_pattern(_V['weak'])})")
+_LINKS = frozenset(_V["links"])
+_POSSESSIVES = frozenset(_V["possessives"])
+_SOFT_LINKS = frozenset(_V["soft_links"])
+_VALUE_STOP = frozenset(_V["value_stop"])
+_NOT_BEFORE = frozenset(_V["not_secret_before"])
+_TRAILING = frozenset(_V["trailing_links"])
+_LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), key=len, reverse=True))
+
+_TOKEN = re.compile(r"[^\s]+")
+_EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'"
+_NOT_A_VALUE = re.compile(
+    r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
+    r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
+    r"v?\d+(?:\.\d+)+)$"
+)
+_OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
+# Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").
+_ABOUT = frozenset("for on of to at in from with para pour fur für de do da du".split())
+_GET_IN = re.compile(
+    r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
+    r"(?:me\s+|them\s+|you\s+|us\s+|him\s+|her\s+)?(?:in|into|the\s+(?:door|gate|lock|safe|locker))\b"
+    r"|\b(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+(?:\w+\s+){0,4}(?:with|using)\s+\d{4,8}\b"
+)
+_CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s+(?:and|but|or)\s|\s(?:and|but)\s")
+_OTP_WINDOW = 8  # words after a secret word in which a one-time code may be told
+
+_QUESTION = re.compile(
+    rf"{WORD_START}(?:{word_alternation(_V['security_questions'])}){WORD_END}\W*"
+    rf"(?:(?:was|is|es|est|ist|e|era|war|lautet|hai)\b|[:=\-])?\s*\S+"
+)
+_LOGIN_PAIR = re.compile(
+    rf"{WORD_START}(?:{word_alternation(_V['login'])}){WORD_END}\s*[:=]?\s*(?P<user>[^\s/|:]+)\s*"
+    rf"(?:[/|:]|\s(?:pass|pw|pwd|password|passwort|contrase(?:n|ñ)a|senha|mot de passe|mdp)\s*[:=]?)\s*(?P<pw>[^\s]{{3,}})"
+)
+_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I)
+# One regex for every vendor rule: one scan of the line instead of one per rule.
+_KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
+_AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T")
+_COMPOUND = re.compile(r"-[^\W\d_]")
+_ORDER_NUMBER = re.compile(r"[A-Z0-9\-]{1,24}")
+_KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
+_KEY_WORD = re.compile(r"(?i)\b(?:bearer|basic|token|key|secret|sig|signature|session|sessionid|cookie|sid)\b")
+_PRIVATE_KEY = re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I)
+
+
+def _clean(token: str) -> str:
+    return token.strip(_EDGE)
+
+
+def _has_secret_shape(value: str) -> bool:
+    """A value with a digit or a symbol, not a date, a time, a year, a price or a small count."""
+    if len(value) < 3 or _NOT_A_VALUE.match(value):
+        return False
+    # a vowel sign (Devanagari's, say) is part of a word, not a symbol
+    return any(c.isdigit() for c in value) or any(
+        not c.isalnum() and not unicodedata.category(c).startswith("M") for c in value
+    )
+
+
+def _is_word_value(value: str) -> bool:
+    """An ordinary word may be a password ("sunshine") when a link names it as one."""
+    return (
+        len(value) >= 3
+        and value not in _VALUE_STOP
+        and value not in _POSSESSIVES
+        and not (value.isalpha() and value.isascii() and value.endswith(("ed", "ing")))
+    )
+
+
+def _after_word(tokens: list[str], start: int) -> tuple[bool, int]:
+    """Skip links and possessives after a secret word: (a link was seen, index of the value token)."""
+    linked = False
+    index = start
+    skipped = 0
+    while index < len(tokens) and skipped < 4:
+        token = _clean(tokens[index]) if tokens[index] not in (":", "=", "-", "#", ":-") else tokens[index]
+        if token in (":", "=", "-", "#", ":-", "->", "\u2192") or not token:
+            linked = linked or token in (":", "=", "-", ":-", "->", "\u2192")
+            index, skipped = index + 1, skipped + 1
+            continue
+        phrase = next((p for p in _LINK_PHRASES if [_clean(t) for t in tokens[index : index + len(p)]] == p), None)
+        if phrase:
+            linked, index, skipped = True, index + len(phrase), skipped + 1
+            continue
+        if token in _LINKS:
+            linked, index, skipped = True, index + 1, skipped + 1
+            continue
+        if token in _POSSESSIVES or token in _SOFT_LINKS:
+            index, skipped = index + 1, skipped + 1
+            continue
+        break
+    return linked, index
+
+
+def _value_after_word(value: str, quoted: bool, linked: bool, strong: bool, tokens: list[str], index: int) -> bool:
+    if _has_secret_shape(value) or (quoted and len(value) >= 2):
+        return True
+    if linked and re.fullmatch(r"\d{4,8}", value):
+        return True  # "PIN is 1987": after a link, a year-shaped number is the PIN
+    if strong and linked and _is_word_value(value):
+        return True
+    return index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value)
+
+
+def _word_then_value(folded: str) -> bool:
+    for match in _SECRET_WORD.finditer(folded):
+        strong = match.group("strong") is not None
+        before = folded[: match.start()].split()
+        if before and _clean(before[-1]) in _NOT_BEFORE:
+            continue
+        rest = folded[match.end() :]
+        if _COMPOUND.match(rest):
+            continue  # a compound ("password-manager", "pin-less"), not a value
+        following = rest.split(maxsplit=1)
+        if following and _clean(following[0]) in _NOT_AFTER_CUE:
+            continue  # "code postal 75011", "código postal": a postcode
+        # "password: x", "pin=1234": a colon or equals sign glued to the word
+        glued = rest[:1] in (":", "=")
+        tokens = _TOKEN.findall(rest)
+        if glued and tokens and tokens[0] in (":", "="):
+            pass
+        elif glued and tokens:
+            tokens[0] = tokens[0][1:]
+            if not tokens[0]:
+                tokens.pop(0)
+        linked, index = _after_word(tokens, 0)
+        linked = linked or glued
+        if not linked:
+            # "the password for the portal is bluebird": a link a few words on
+            for skip in range(1, 4):
+                if skip < len(tokens) and _clean(tokens[skip]) in _LINKS and _clean(tokens[0]) in _ABOUT:
+                    linked, index = _after_word(tokens, skip)
+                    break
+        if index < len(tokens):
+            raw = tokens[index]
+            value = _clean(raw)
+            quoted = raw[:1] in "\"'\u201c\u2018"
+            if _postcode_after_pin(match.group(0), value):
+                continue
+            # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
+            if value not in _VALUE_STOP and _value_after_word(value, quoted, linked, strong, tokens, index):
+                return True
+        # A one-time code told a few words later ("the code you sent me was 482913").
+        clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+        window = " ".join(_TOKEN.findall(clause)[:_OTP_WINDOW])
+        for number in _CODE.finditer(window):
+            if _NOT_A_VALUE.match(number.group(0)) or window[: number.start()].rstrip().endswith("+"):
+                continue
+            if _postcode_after_pin(match.group(0), number.group(0)) or _number_label_before(window[: number.start()]):
+                continue
+            return True
+    return False
+
+
+_VALUE_FIRST = re.compile(
+    rf"(?P<value>[^\s]{{3,}})\s+(?:(?:{word_alternation(_V['links'])})\s+)?(?:(?:{word_alternation(_V['possessives'])})\s+)*"
+    rf"(?:(?P<strong>{_STRONG})|(?P<weak>{_WEAK})){WORD_END}(?P<after>\s+\S+)?"
+)
+
+
+def _value_then_word(folded: str) -> bool:
+    for match in _VALUE_FIRST.finditer(folded):
+        value = _clean(match.group("value"))
+        if value in _LINKS or value in _POSSESSIVES or value in _VALUE_STOP or value in _COMMON_SUBJECTS:
+            continue
+        words = folded[
+            match.start("value") : match.start("strong") if match.group("strong") else match.start("weak")
+        ].split()
+        has_link = any(_clean(w) in _LINKS for w in words[1:])
+        trailing = _clean((match.group("after") or "").strip()) in _TRAILING
+        if not (has_link or trailing):
+            continue
+        if _has_secret_shape(value):
+            return True
+        if match.group("strong") and _is_word_value(value):
+            return True
+    return False
+
+
+# Words that start an ordinary sentence about a secret ("This is the password manager they use").
+_COMMON_SUBJECTS = frozenset(
+    "this that which what it there here who where why how when email phone sms app login account card security "
+    "mine yours theirs his hers ours name word code pin key number sso okta google microsoft apple".split()
+)
+
+
+_LEET_CANDIDATE = re.compile(r"\S*[0134578!|@$9+]\S*")
+_STRONG_SINGLE = frozenset(w for w in _V["strong"] if " " not in w)
+
+
+def _obfuscated_secret_word(surface: str) -> bool:
+    """A secret word written in leetspeak (``P@$$w0rd!``): the obfuscation is itself the tell."""
+    for token in _LEET_CANDIDATE.findall(surface.casefold()):
+        core = token.strip(_EDGE)
+        if any(c.isalpha() for c in core) and not core.isalpha():
+            if core.translate(_LEET_TABLE).strip("!|") in _STRONG_SINGLE:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Find the value, then the reason (issue 24): a password- or code-shaped value near a secret word of any
+# language in the same clause, with up to several words between, in either order.
+# ---------------------------------------------------------------------------------------------
+
+_CLAUSE_BREAK = re.compile(
+    r"(?<=[^\W\d_]{2})[.;!?](?:\s|$)|;\s|[\u3002\uff01\uff1f\uff1b\u061f\u0964]|\s(?:but|pero|mais|aber|mas|lekin|ama|но|maar|ale|tapi)\s"
+)
+# A code: 4-8 digits, written whole or in groups of two to four ("41 07 93", "4821-9930").
+_CODE = re.compile(
+    r"(?<![\w@/.,:+#\-])(?<!\d\s)(?<!\+\d\d\s)(?:\d{2,4}(?:[ \-]\d{2,4}){1,3}|\d(?:[ .\-]\d){3,7}|\d{4,8})(?![\w@/:%]|[.,]\d|-\w|\s\d)"
+)
+# A password: 4 to 64 characters of letters, digits and symbols, with a digit or a symbol among letters.
+_WORDISH = re.compile(r"(?<![\w@/.:\-])[A-Za-z0-9!@#$%^&*_+=~?.\-]{4,64}(?<![.?\-])(?![\w@/])")
+_NOT_A_PASSWORD = re.compile(
+    r"^(?:\d+(?:[.,:/\-]\d+)*(?:[a-z]{1,3})?|v?\d+(?:\.\w+)+|\d+-[a-z]+(?:-[a-z]+)*|[a-z]+-\d+|[a-z]+\d?|"
+    r"[a-z]{1,3}\d{1,2}|\d{1,2}[a-z]{1,3}|(?:i?os|android|windows|win|macos|ubuntu|iphone|ipad|pixel|galaxy|wifi|wi-fi|"
+    r"python|java|php|html|css|usb|hdmi|mp|gpt|web|office|ms|oauth|http|https|utf|sha|md|aes|rsa|tls|ssl|ipv)[\w.\-]*)$",
+    re.I,
+)
+_NOT_A_CODE_BEFORE = frozenset(_V["not_a_code_before"])
+_NOT_AFTER_CUE = frozenset(_V["not_secret_after"])
+_NEAR_AFTER = 9  # words between a secret word and its value
+_NEAR_BEFORE = 5  # words between a value and the secret word after it
+_LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|finais|finale)\W+(?:\w+\W+)?$")
+
+
+def _postcode_after_pin(cue: str, value: str) -> bool:
+    """India's "PIN code 560001" is a postcode: six digits after "pin code" or "pincode"."""
+    return "pin" in cue and ("code" in cue or "कोड" in cue) and len(value) == 6 and value.isdigit()
+
+
+# Between a value and the secret word after it: "as the", "is my", "for their", "(" ("sunflower (password)").
+_POSSESSIVE_WORDS = word_alternation(_V["possessives"])
+_AS_THE = re.compile(
+    rf"^\s*(?:\(|(?:as|for|als|como|comme|come|is|was|es|est|ist|e|era|war)\s+(?:(?:{_POSSESSIVE_WORDS})\s+){{0,2}})\s*$"
+)
+_WORD_AS_SECRET = re.compile(
+    rf"(?P<value>[^\s()]{{3,40}})\s+(?:\(\s*|(?:as|for|als|como|comme|come)\s+(?:(?:{_POSSESSIVE_WORDS})\s+){{0,2}})"
+    rf"(?:{_STRONG}){WORD_END}(?!\s+(?:manager|managers|app|vault|reset|policy|generator|field|box|screen|page|link|rules))"
+)
+# A token holding a secret word is a product or a compound ("1Password", "passwordless"), not a value.
+_HOLDS_SECRET_WORD = re.compile(
+    "|".join(re.escape(w) for w in sorted(_V["strong"], key=len, reverse=True) if " " not in w and len(w) >= 4)
+)
+
+
+def _word_as_secret(folded: str) -> bool:
+    """An ordinary word named as the secret after it: "uses sunflower as their password", "sunflower
+    (password)"."""
+    for match in _WORD_AS_SECRET.finditer(folded):
+        value = _clean(match.group("value"))
+        if value and _is_word_value(value) and value not in _LINKS and value not in _COMMON_SUBJECTS:
+            if value not in _VALUE_STOP_BEFORE and not _HOLDS_SECRET_WORD.search(value):
+                return True
+    return False
+
+
+def _password_shaped(token: str) -> bool:
+    if len(token) < 4 or _NOT_A_PASSWORD.match(token) or _NOT_A_VALUE.match(token):
+        return False
+    letters = any(c.isalpha() for c in token)
+    digits = any(c.isdigit() for c in token)
+    symbols = any(not c.isalnum() for c in token.strip(".-"))
+    return (letters and digits) or (symbols and (letters or digits) and len(token) >= 6)
+
+
+def _number_label_before(text: str) -> bool:
+    words = text.split()[-2:]
+    return any(_clean(word) in _NOT_A_CODE_BEFORE for word in words) or bool(_LAST_FOUR.search(text))
+
+
+def _cues(clause: str):
+    for match in _SECRET_WORD.finditer(clause):
+        before = clause[: match.start()].split()
+        if before and _clean(before[-1]) in _NOT_BEFORE:
+            continue
+        after = clause[match.end() :].split()
+        if after and _clean(after[0]) in _NOT_AFTER_CUE:
+            continue
+        if _COMPOUND.match(clause[match.end() :]):
+            continue
+        yield match
+
+
+def _words_between(text: str) -> int:
+    # Unspaced scripts: every two characters count as a word.
+    count = 0
+    for token in text.split():
+        unspaced = sum(1 for c in token if ord(c) >= 0x3040)
+        count += 1 + unspaced // 2 if unspaced else 1
+    return count
+
+
+def _value_near_cue(folded: str) -> bool:
+    for clause in _CLAUSE_BREAK.split(folded):
+        cues = list(_cues(clause))
+        if not cues:
+            continue
+        values = []
+        for match in _CODE.finditer(clause):
+            digits = re.sub(r"\D", "", match.group(0))
+            if 4 <= len(digits) <= 8 and not _NOT_A_VALUE.match(match.group(0)):
+                if not _number_label_before(clause[: match.start()]):
+                    values.append((match.start(), match.end(), "code", match.group(0)))
+        for match in _WORDISH.finditer(clause):
+            token = match.group(0)
+            if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token):
+                values.append((match.start(), match.end(), "password", token))
+        for start, end, shape, token in values:
+            for cue in cues:
+                if end <= cue.start():
+                    gap = clause[end : cue.start()]
+                    if set(gap.split()) & _VALUE_STOP_BEFORE:
+                        continue
+                    if shape == "password" and _words_between(gap) <= _NEAR_BEFORE:
+                        return True
+                    if shape == "code" and _AS_THE.match(gap):
+                        return True  # "uses 4821 as the PIN", "4821 is the code"
+                elif start >= cue.end():
+                    gap = clause[cue.end() : start]
+                    if _postcode_after_pin(cue.group(0), token):
+                        continue
+                    if _words_between(gap) <= _NEAR_AFTER and not (set(map(_clean, gap.split())) & _GAP_STOP):
+                        return True
+    return False
+
+
+# Between a value and the secret word after it, words that make the value something else ("iOS17 then
+# reset the password"); between a secret word and a value, words that start another matter.
+_VALUE_STOP_BEFORE = frozenset(
+    "reset resets changed changes change update updated forgot forgotten recover recovered then and via using "
+    "without no not never".split()
+)
+_GAP_STOP = frozenset(
+    "order tracking invoice ticket booking flight room ref reference version model plan seats users orders "
+    "days hours minutes weeks months years".split()
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Seed phrases (BIP-39 word lists, from the mnemonic package) and TOTP setup keys
+# ---------------------------------------------------------------------------------------------
+
+_SEED_ALONE = 12  # words of one BIP-39 list in a row: a seed phrase whatever is said around it
+_SEED_NEAR_CUE = 6  # in a row beside a seed word ("wallet", "recovery phrase", ...)
+_SEED_CUES = re.compile(cue_pattern(_V["seed_cues"]))
+_TOTP_CUES = re.compile(cue_pattern(_V["totp_cues"]))
+_BASE32_KEY = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \-]?){3,15}[A-Za-z2-7]{4,}=*(?![A-Za-z0-9])")
+_OTPAUTH = re.compile(r"otpauth://", re.I)
+_SEED_EDGE = ".,;:!?()[]\"'\u3001\u3002"
+
+
+@lru_cache(maxsize=1)
+def _bip39_words() -> dict[str, int]:
+    """Every BIP-39 word (folded) and a bit for each list it is in."""
+    from mnemonic import Mnemonic
+
+    from memory.guards.text import fold_word
+
+    masks: dict[str, int] = {}
+    for bit, language in enumerate(Mnemonic.list_languages()):
+        for word in Mnemonic(language).wordlist:
+            masks[fold_word(word)] = masks.get(fold_word(word), 0) | (1 << bit)
+    return masks
+
+
+def seed_phrase_in(v: View) -> bool:
+    """A run of words all from one BIP-39 list: twelve in a row, or six beside a seed word. Numbering
+    ("1. abandon 2. ability") is skipped. One look-up a word: each word carries the lists it is in, and a
+    run goes on while the words share a list."""
+    masks = _bip39_words()
+    run = best = mask = 0
+    for raw in v.folded.split():
+        token = raw.strip(_SEED_EDGE)
+        if not token or token.rstrip(".)").isdigit():
+            continue
+        found = masks.get(token, 0)
+        shared = mask & found
+        if run and shared:
+            run, mask = run + 1, shared
+        else:
+            run, mask = (1, found) if found else (0, 0)
+        best = max(best, run)
+    if best >= _SEED_ALONE:
+        return True
+    return best >= _SEED_NEAR_CUE and bool(_SEED_CUES.search(v.folded) or _SECRET_WORD.search(v.folded))
+
+
+def totp_key_in(v: View) -> bool:
+    """An ``otpauth://`` URL, or a base32 key (16+ characters of A-Z and 2-7, grouped or not, with a digit)
+    beside a TOTP word ("setup key", "authenticator", "2FA")."""
+    if _OTPAUTH.search(v.surface):
+        return True
+    for match in _BASE32_KEY.finditer(v.surface):
+        key = re.sub(r"[ \-=]", "", match.group(0))
+        if len(key) >= 16 and any(c.isdigit() for c in key) and any(c.isalpha() for c in key):
+            if _TOTP_CUES.search(v.folded) or _SECRET_WORD.search(v.folded):
+                return True
+    return False
+
+
+def _cue_words() -> dict[str, tuple[frozenset[str], ...]]:
+    """Each spaced secret word's first word, and the words it needs beside it."""
+    found: dict[str, list[frozenset[str]]] = {}
+    for cue in _V["strong"] + _V["weak"]:
+        words = re.findall(r"[\w\u0900-\u097F]+", fold_word(cue).rstrip("*"))
+        if words and not is_unspaced(cue) and not cue.endswith("*"):
+            found.setdefault(words[0], []).append(frozenset(words[1:]))
+    return {first: tuple(rest) for first, rest in found.items()}
+
+
+_FIRST_WORDS = _cue_words()
+_FIRST_STEMS = tuple(
+    sorted({fold_word(w).rstrip("*") for w in _V["strong"] + _V["weak"] if w.endswith("*") and " " not in w})
+)
+_WORDS_OF = re.compile(r"[\w\u0900-\u097F]+")
+_HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
+
+
+def _may_hold_secret_word(folded: str) -> bool:
+    """A cheap test before the secret-word regex: one of the line's words starts a secret word (or the line
+    holds an unspaced script)."""
+    if _HAS_UNSPACED.search(folded):
+        return True
+    words = set(_WORDS_OF.findall(folded))
+    for word in words:
+        if _FIRST_STEMS and word.startswith(_FIRST_STEMS):
+            return True
+        rests = _FIRST_WORDS.get(word)
+        if rests and any(rest <= words for rest in rests):
+            return True
+    return False
+
+
+def password_in(v: View) -> bool:
+    """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
+    folded = v.folded
+    has_word = _may_hold_secret_word(folded) and _SECRET_WORD.search(folded) is not None
+    return bool(
+        (
+            has_word
+            and (
+                _word_then_value(folded)
+                or _value_then_word(folded)
+                or _value_near_cue(folded)
+                or _word_as_secret(folded)
+            )
+        )
+        or _QUESTION.search(folded)
+        or _GET_IN.search(folded)
+        or _obfuscated_secret_word(v.surface)
+        or _login_pair(folded)
+        or totp_key_in(v)
+        or seed_phrase_in(v)
+        or _URL_CREDENTIALS.search(v.surface)
+    )
+
+
+def _login_pair(folded: str) -> bool:
+    for match in _LOGIN_PAIR.finditer(folded):
+        user = _clean(match.group("user"))
+        if user in _VALUE_STOP or user in _LINKS or user in _POSSESSIVES or len(user) < 2:
+            continue
+        if _clean(match.group("pw")) in _VALUE_STOP:
+            continue
+        return True
+    return False
+
+
+# "STRIPE_SECRET=...", "API_KEY: 123e4567-e89b-...": a setting named as a secret, with a value.
+_NAMED_SETTING = re.compile(
+    r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)*[_\-.]?(?i:key|token|secret|password|passwd|pwd|pass|auth|credential|credentials|apikey)"
+    r"(?:[_\-.][A-Za-z0-9]+)*\s*[=:]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{8,})"
+)
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_UUID_KEY_WORD = re.compile(r"(?i)\b(?:api|key|token|secret|license|licence|client|access|auth)\b")
+
+
+def key_in(v: View) -> bool:
+    """A key or token by vendor shape (``keys.toml``), a private key, a bearer or basic header, a setting
+    named as a secret with a value (``API_KEY=...``), a UUID beside a key word."""
+    text = v.surface
+    if _PRIVATE_KEY.search(text):
+        return True
+    for match in _NAMED_SETTING.finditer(text):
+        value = match.group("value")
+        if (
+            any(c.isdigit() for c in value)
+            or any(c in "_-+/=" for c in value.strip("=-"))
+            or (value.lower() != value and value.upper() != value)
+        ):
+            return True
+    uuid = _UUID.search(text)
+    if uuid and _UUID_KEY_WORD.search(text[max(0, uuid.start() - 40) : uuid.start()]):
+        return True
+    # Every vendor rule ends in a run of 12+ key characters: search only around such runs (with the 40
+    # characters before each, for "Bearer ", "api key = " and the like), not the whole line.
+    for run in _KEY_RUN.finditer(text):
+        start = max(0, run.start() - 40)
+        if (
+            _ORDER_NUMBER.fullmatch(run.group(0).rstrip(".:"))
+            and not run.group(0).startswith(_AWS_PREFIXES)
+            and not _KEY_WORD.search(text, start, run.start())
+        ):
+            continue  # upper case and digits, no key word before: an order or tracking number
+        if _KEYS.search(text, start, run.end()):
+            return True
+    return False
+
+
+def detect_secrets_in(v: View) -> str | None:
+    """What detect-secrets finds in the line's key-like runs (``"api_key"`` or ``"password"``), or ``None``.
+    Only runs of 16+ key characters with a digit, mixed case or padding are shown to it: the rest cannot
+    pass its entropy limits, and each call costs about a millisecond."""
+    runs = [run for run in _TOKEN_RUN.findall(v.surface) if _worth_scanning(run)]
+    return _detect_secrets_finds_key(" ".join(runs)) if runs else None
+
+
+# ---------------------------------------------------------------------------------------------
+# detect-secrets, for keys no rule of ours names
+# ---------------------------------------------------------------------------------------------
+
+_DETECT_SECRETS_LOCK = threading.Lock()
+_DETECT_SECRETS_IGNORED = frozenset({"Public IP (ipv4)"})  # an address is not a key
+_DETECT_SECRETS_PASSWORD_TYPES = frozenset({"Secret Keyword", "Basic Auth Credentials"})
+_SHORT_WORD_CHARS = 20
+
+
+@lru_cache(maxsize=1)
+def _detect_secrets() -> tuple[object, object, tuple[str, ...]]:
+    """Import detect-secrets once and note every plugin it ships (what ``default_settings`` enables)."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.settings import get_plugins, get_settings
+
+    names = tuple(cls.__name__ for cls in get_mapping_from_secret_type_to_class().values())
+    return scan_line, (get_settings, get_plugins), names
+
+
+def _detect_secrets_finds_key(text: str) -> str | None:
+    """Run detect-secrets' ad-hoc line scan and keep only hits that look like real secrets.
+
+    ``with default_settings():`` costs about 1.5 ms on every entry (it rebuilds settings, plugins
+    and filters), more than the scan itself (about 0.3-1 ms). So the same configuration (every
+    plugin, the default filters) is applied to detect-secrets' process-wide settings once, and again
+    only if something else has changed them. The lock serialises scans: detect-secrets swaps plugin
+    regexes in place while scanning, so two threads must not share it at once.
+    """
+    scan_line, (get_settings, get_plugins), names = _detect_secrets()
+    with _DETECT_SECRETS_LOCK:
+        settings = get_settings()
+        if set(settings.plugins) != set(names):
+            settings.configure_plugins([{"name": name} for name in names])
+        plugins = {plugin.secret_type: plugin for plugin in get_plugins()}
+        hits = list(scan_line(text))
+    for hit in hits:
+        if hit.type in _DETECT_SECRETS_IGNORED:
+            continue
+        value = hit.secret_value or ""
+        plugin = plugins.get(hit.type)
+        limit = getattr(plugin, "entropy_limit", None)
+        if limit is not None:
+            # scan_line reports every word it looked at; only values above the plugin's own limit
+            # are candidates, and a short run of letters is a word, not a key.
+            if plugin.calculate_shannon_entropy(value) <= limit:
+                continue
+            if value.isalpha() and len(value) < _SHORT_WORD_CHARS:
+                continue
+            if len(value) < 16:
+                continue
+        if hit.type in _DETECT_SECRETS_PASSWORD_TYPES:
+            return "password"
+        return "api_key"
+    return None
+
+
+def _worth_scanning(run: str) -> bool:
+    """Whether a token-like run could be a key detect-secrets knows and our patterns do not.
+
+    Keys carry digits, mixed case, ``=`` padding or ``user:pass@``; a run of one-case letters and
+    punctuation ("zendesk-to-intercom-migration", a plain URL or email address) cannot pass the
+    entropy limit and matches none of detect-secrets' prefixes, so it is not worth a millisecond.
+    """
+    if _ORDER_NUMBER.fullmatch(run.rstrip(".:")):
+        return False  # upper case and digits only: an order, tracking or SKU number, not a key
+    return (
+        any(char.isdigit() for char in run)
+        or (any(char.isupper() for char in run) and any(char.islower() for char in run))
+        or "=" in run
+        or ("@" in run and ":" in run)
+    )

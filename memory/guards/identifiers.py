@@ -1,0 +1,632 @@
+"""Numbers and ids a memory never keeps (R7; issue 19): cards, bank and wallet numbers, government ids of
+the countries our customers serve, dates of birth, street addresses, IMEIs and medical record numbers.
+
+"Looks like" means looks like: a 13-19 digit run is a card whether or not it passes Luhn (unless it is a
+phone number given with ``+`` or phone words, or an IMEI named as one); an IBAN-shaped value of a known
+country is refused with a bad checksum too. The id table (shapes, checksums, context words in the
+country's language) is data: ``memory/guards/vocabulary/ids.toml``. Every check reads the normalised views of
+``memory.guards.text``, so separators, other scripts' digits and digits written as words do not hide a number.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+
+from stdnum import iban as stdnum_iban
+from stdnum import luhn, verhoeff
+from stdnum.in_ import vid as stdnum_vid
+
+from memory.guards.text import WORD_END, WORD_START, View
+from memory.guards.vocabulary import cue_pattern, vocabulary, word_alternation
+
+_SEP = r"(?:\s*[.\-/_]\s*|\s)?"
+# No letter or digit just before or after, nor a digit one separator away: "1000 0000 0000" inside
+# a 22-digit tracking number is not an Aadhaar.
+_B = r"(?<![A-Za-z0-9])(?<![0-9][\s.\-/_])"
+_E = r"(?![A-Za-z0-9])(?![\s.\-/_][0-9])"
+
+
+def _npi_valid(value: str) -> bool:
+    return len(value) == 10 and luhn.is_valid("80840" + value)
+
+
+def _dea_valid(value: str) -> bool:
+    value = value.upper()
+    if not re.fullmatch(r"[A-Z][A-Z9]\d{7}", value):
+        return False
+    d = [int(c) for c in value[2:]]
+    return (d[0] + d[2] + d[4] + 2 * (d[1] + d[3] + d[5])) % 10 == d[6]
+
+
+def _icao9303_valid(value: str) -> bool:
+    """ICAO 9303's check digit (weights 7, 3, 1; digits as themselves, A-Z as 10-35) on a document number
+    whose last character is its check digit: German passports and identity cards."""
+    value = value.upper()
+    body, check = value[:-1], value[-1]
+    if not check.isdigit() or not body.isalnum():
+        return False
+    total = sum((int(c) if c.isdigit() else ord(c) - 55) * (7, 3, 1)[i % 3] for i, c in enumerate(body))
+    return total % 10 == int(check)
+
+
+_CHECKS = {
+    "icao9303": _icao9303_valid,
+    "luhn": luhn.is_valid,
+    "verhoeff": verhoeff.is_valid,
+    "npi": _npi_valid,
+    "dea": _dea_valid,
+}
+
+
+def _checker(name: str | None):
+    if not name:
+        return None
+    if name in _CHECKS:
+        return _CHECKS[name]
+    module = importlib.import_module(f"stdnum.{name}")
+    return module.is_valid
+
+
+@dataclass(frozen=True)
+class IdRule:
+    kind: str
+    name: str
+    country: str
+    reason: str
+    shape: re.Pattern
+    check: object
+    check_name: str
+    alone: str
+    context: re.Pattern | None
+    min_digits: int
+    min_run: int
+    not_after: re.Pattern | None
+
+
+_FIRST_ATOM = re.compile(r"^\{b\}(\\d|\[[^\]]+\]|[A-Za-z0-9])(?:\{(\d+)(?:,(\d+))?\})?(?![?*+]|\{\d)")
+_EDGE_BEHIND = r"(?<![A-Za-z0-9].)(?<![0-9][\s.\-/_].)"
+
+
+def _fast_alternative(alternative: str) -> str:
+    match = _FIRST_ATOM.match(alternative)
+    if not match:
+        return alternative
+    atom, low, high = match.group(1), match.group(2), match.group(3)
+    rest = alternative[match.end() :]
+    if low is None:
+        more = ""
+    elif high is None:
+        more = f"{atom}{{{int(low) - 1}}}" if int(low) > 1 else ""
+    else:
+        more = f"{atom}{{{max(0, int(low) - 1)},{int(high) - 1}}}"
+    return atom + _EDGE_BEHIND + more + rest
+
+
+def _fast_start(shape: str) -> str:
+    """``{b}X`` as ``X`` then the same edge checked behind it: a pattern that starts with a character
+    (not a lookbehind) lets the regex engine skip ahead to where that character occurs."""
+    parts = shape.split("|{b}")
+    return "|".join(_fast_alternative(part if n == 0 else "{b}" + part) for n, part in enumerate(parts))
+
+
+def _compile(entry: dict) -> IdRule:
+    shape = _fast_start(entry["shape"]).replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
+    flags = 0 if entry.get("case") else re.I
+    context = entry.get("context") or []
+    return IdRule(
+        kind=entry["kind"],
+        name=entry["name"],
+        country=entry.get("country", ""),
+        reason=entry["reason"],
+        shape=re.compile(shape, flags),
+        check=_checker(entry.get("check")),
+        check_name=entry.get("check", ""),
+        alone=entry.get("alone", "context"),
+        context=re.compile(rf"{WORD_START}(?:{word_alternation(context)}){WORD_END}") if context else None,
+        min_digits=int(entry.get("min_digits", 0)),
+        min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
+        not_after=re.compile(rf"{WORD_START}(?:{word_alternation(entry['not_after'])})\W{{0,12}}$")
+        if entry.get("not_after")
+        else None,
+    )
+
+
+RULES: tuple[IdRule, ...] = tuple(_compile(entry) for entry in vocabulary().ids)
+_ALL_CONTEXT = re.compile(
+    rf"{WORD_START}(?:{word_alternation({w for e in vocabulary().ids for w in e.get('context', [])})}){WORD_END}"
+)
+
+# ---------------------------------------------------------------------------------------------
+# Cards and IBANs (code: they need more than a shape and a word)
+# ---------------------------------------------------------------------------------------------
+
+_DIGIT_RUN = re.compile(r"\d+")  # then 13-19 long: a charset-first pattern scans fast
+_IMEI_WORD = re.compile(r"(?i)\b(?:imei|meid)\b")
+_EXPIRY_WORD = re.compile(r"(?i)\b(?:exp\w*|valid|thru|until)\b")
+_STREET_AFTER_NUMBER = re.compile(r"\d{1,5}[a-z]?,?\s+\w+\s+(?:street|road|avenue|lane|strasse|straße|rue|calle|rua)\b")
+_SEPARATORS = re.compile(r"[\s.\-/_]")
+_NOT_DIGIT = re.compile(r"\D+")
+
+
+def _long_runs(text: str):
+    return (m for m in _DIGIT_RUN.finditer(text) if 13 <= len(m.group(0)) <= 19)
+
+
+_OVERLONG_RUN = re.compile(r"\d{20,}")
+_PHONE_WORDS = re.compile(
+    rf"{WORD_START}(?:phone|mobile|cell|call|ring|whatsapp|telegram|signal|sms|text|tel|landline|contact|reach|"
+    rf"telefono|telefone|telephone|handy|telefon|numero|number|fax|फ़ोन|फोन|मोबाइल){WORD_END}",
+)
+_CARD_WORDS = re.compile(
+    rf"{WORD_START}(?:card|credit|debit|visa|mastercard|amex|rupay|maestro|cvv|expiry|expires|exp|tarjeta|carte|"
+    rf"karte|kreditkarte|cartao|cartão|कार्ड){WORD_END}"
+)
+_TRACK_DATA = re.compile(r"%B\d{13,19}\^|;\d{13,19}=\d{4}")
+_EXPIRY = re.compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2})(?![\d/])")
+_IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})((?:[ .\-_/]?[A-Z0-9]){10,32})(?![A-Za-z0-9])", re.I)
+# Countries that use IBANs (python-stdnum's iban.dat).
+_IBAN_COUNTRIES = frozenset(
+    "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI GL GR GT HN HR HU "
+    "IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI NL NO OM PK PL PS PT QA RO RS RU SA "
+    "SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE".split()
+)
+
+
+def _iban_in(v: View) -> bool:
+    """A valid IBAN, or an IBAN-shaped value (a country that uses IBANs, two check digits, 10+ more
+    characters, mostly digits) whose checksum fails."""
+    for match in _IBAN_SHAPE.finditer(v.surface):
+        country = match.group(1).upper()
+        if country not in _IBAN_COUNTRIES:
+            continue
+        compact = re.sub(r"[ .\-_/]", "", match.group(0)).upper()
+        digits = sum(c.isdigit() for c in compact)
+        if stdnum_iban.is_valid(compact):
+            return True
+        # the longest valid prefix (an IBAN followed by words)
+        if any(stdnum_iban.is_valid(compact[:n]) for n in range(15, min(34, len(compact)) + 1)):
+            return True
+        if digits >= 10 and len(compact) >= 15 and match.group(0)[:2].isupper():
+            return True
+    return False
+
+
+# A run of digits with the separators people put between groups. Look-alike letters inside it read as
+# digits (O and o as 0, I and l as 1); keycaps are digits already (their marks are invisible, memory.guards.text).
+_GROUPED = re.compile(
+    r"(?<![A-Za-z0-9])[0-9OoIlSB]*[0-9][0-9OoIlSB]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSB]*[0-9][0-9OoIlSB]*)*(?![A-Za-z0-9])"
+)
+_GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
+_LOOKALIKE = str.maketrans("OoIlSB", "001158")
+_LABELLED_NUMBER = re.compile(
+    rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
+    rf"invoice|booking|reference|ref|awb|consignment|shipment|parcel|receipt|transaction|confirmation){WORD_END}"
+)
+
+
+def _groups(run: str) -> list[str]:
+    return [group.translate(_LOOKALIKE) for group in _GROUP_SEP.split(run) if group]
+
+
+def _card_shaped(groups: list[str]) -> bool:
+    """One run, or groups as cards print them (4-4-4-4, 4-6-5, 4-4-4-4-3): none longer than six, the first
+    of four or more. An order number's 3-7-7 or 3-7-4 is not."""
+    return len(groups) == 1 or (len(groups[0]) >= 4 and max(len(group) for group in groups) <= 6)
+
+
+def _luhn_window(groups: list[str]) -> bool:
+    """A Luhn-valid 13-19 digit window that starts and ends where groups do (a card with a prefix, a
+    suffix or another card joined to it), or, inside a run of 20 or more digits, anywhere after leading
+    zeros."""
+    for i in range(len(groups)):
+        window = ""
+        for group in groups[i:]:
+            window += group
+            if len(window) > 19:
+                break
+            if len(window) >= 13 and window[0] != "0" and luhn.is_valid(window):
+                return True
+    for group in groups:
+        if len(group) >= 20:
+            body = group.lstrip("0")
+            for start in range(len(body) - 12):
+                for length in (16, 15, 19, 13, 14, 17, 18):
+                    window = body[start : start + length]
+                    if len(window) == length and window[0] != "0" and luhn.is_valid(window):
+                        return True
+    return False
+
+
+def card_in(v: View) -> str | None:
+    """Find the value, then the reason: ``"card_number"`` for any run of 13 or more digits (after number words,
+    look-alike letters and separators are read) that holds a card: a 13-19 digit run, Luhn or not, unless it
+    is a phone number (``+`` or phone words before it, 15 digits or fewer), a named IMEI, an Aadhaar virtual
+    id, or an order number's grouping (3-7-7) that fails Luhn or follows an order word; a longer run with a
+    Luhn-valid window (padding, leading zeros, two cards joined). A run of 20 or more digits with no such
+    window and no order or tracking word before it is ``"bank_account"`` (a domestic account number). Also
+    track data, and an expiry beside card words."""
+    if _TRACK_DATA.search(v.surface):
+        return "card_number"
+    card_words = _CARD_WORDS.search(v.folded)
+    text = v.plain
+    for match in _GROUPED.finditer(text):
+        groups = _groups(match.group(0))
+        digits = "".join(groups)
+        if len(digits) < 13:
+            continue
+        before = text[max(0, match.start() - 30) : match.start()]
+        labelled = bool(_LABELLED_NUMBER.search(fold(before)))
+        if len(digits) <= 19:
+            if (
+                not card_words
+                and len(digits) <= 15
+                and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)))
+            ):
+                continue
+            if not card_words and _IMEI_WORD.search(before):
+                continue  # an IMEI: reported by its own rule
+            if len(digits) == 16 and stdnum_vid.is_valid(digits):
+                continue  # an Aadhaar virtual id: a government id, reported below
+            if (not card_words or labelled) and (
+                (not _card_shaped(groups) and labelled)
+                or ((labelled or not _card_shaped(groups)) and not _luhn_window(groups))
+            ):
+                continue  # an order, tracking or booking number: its own grouping, or its word and no Luhn
+            return "card_number"
+        if card_words or (not labelled and _luhn_window(groups)):
+            return "card_number"
+        if not labelled and not (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before))):
+            return "bank_account"
+    if card_words and _EXPIRY.search(v.surface) and _EXPIRY_WORD.search(v.folded):
+        return "card_number"
+    if card_words and _split_card(v.digits):
+        return "card_number"
+    return None
+
+
+_SOME_DIGITS = re.compile(r"(?<!\d)\d{4,8}(?!\d)")
+_LAST_FOUR_BEFORE = re.compile(
+    r"(?i)(?:ending|ends\s+in|last\s+(?:four|4|digits)|final|terminad[ao]\s+en|se\s+termine\s+par|endet\s+auf)\W*$"
+)
+
+
+def _split_card(digits_view: str) -> bool:
+    """A card told in pieces across a sentence beside card words ("starts 4242 4242, ends 4242 4242"):
+    consecutive runs of digits that join into a Luhn-valid 13-19 digit number."""
+    runs = []
+    for match in _SOME_DIGITS.finditer(digits_view):
+        before = digits_view[max(0, match.start() - 30) : match.start()]
+        if _LAST_FOUR_BEFORE.search(before) or _LABELLED_NUMBER.search(fold(before)):
+            runs = []  # a card's last four, an order number: not a piece of a card
+            continue
+        runs.append(match.group(0))
+    for i in range(len(runs)):
+        joined = runs[i]
+        for run in runs[i + 1 :]:
+            joined += run
+            if len(joined) > 19:
+                break
+            if len(joined) >= 13 and joined[0] != "0" and luhn.is_valid(joined):
+                return True
+    return False
+
+
+def fold(text: str) -> str:
+    return text.casefold()
+
+
+def virtual_aadhaar_in(v: View) -> bool:
+    return any(len(m.group(0)) == 16 and stdnum_vid.is_valid(m.group(0)) for m in _long_runs(v.digits))
+
+
+# ---------------------------------------------------------------------------------------------
+# Dates of birth and street addresses
+# ---------------------------------------------------------------------------------------------
+
+_MONTH = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|"
+    r"nov(?:ember)?|dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|"
+    r"diciembre|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|januar|februar|"
+    r"marz|juni|juli|oktober|dezember|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro"
+)
+_DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\.?,?\s+\d{{2,4}}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{2,4}}|(?:19|20)\d\d)"
+_DOB = re.compile(
+    rf"{WORD_START}(?:born(?:\s+on|\s+in)?|date\s+of\s+birth|dob|d\.o\.b\.?|birth\s*date|birthday(?:\s+is)?|"
+    rf"fecha\s+de\s+nacimiento|nacio\s+el|nacido\s+el|nacida\s+el|date\s+de\s+naissance|ne\s+le|nee\s+le|"
+    rf"geburtsdatum|geboren\s+am|geboren|data\s+de\s+nascimento|nascido\s+em|nascida\s+em|janm\s+tithi|"
+    rf"जन्म\s+तिथि|जन्मतिथि|जन्म){WORD_END}\s*(?:is|was|:|-|on|el|le|am|em)?\s*{_DATE}"
+)
+_AGE = re.compile(
+    rf"{WORD_START}(?:is|aged?|turned|turns)\s+\d{{1,3}}\s*(?:years?\s+old|yrs?\s+old|yo)?{WORD_END}(?!\s*(?:seats|users|agents|licen[cs]es|stores|locations|people|staff|employees|orders|days|minutes|hours|%))"
+)
+_STREET = (
+    r"street|st|road|rd|avenue|ave|lane|ln|drive|dr|boulevard|blvd|way|court|ct|close|crescent|terrace|place|pl|"
+    r"square|sq|highway|hwy|parkway|marg|nagar|colony|sector|calle|avenida|avda|paseo|plaza|rue|boulevard|chemin|"
+    r"allee|impasse|strasse|str|weg|gasse|platz|allee|ring|damm|rua|travessa|largo|via|viale|piazza|corso|straat|"
+    r"laan|gracht|plein|steeg"
+)
+_ADDRESS = re.compile(
+    rf"(?<![\d])\d{{1,5}}[a-z]?(?:[,/\-]\d+)?\s*,?\s+(?:[a-z][\w'.\-]*\s+){{0,4}}(?:{_STREET}){WORD_END}|"
+    rf"{WORD_START}(?:{_STREET})\.?\s+(?:[a-z][\w'.\-]*\s+){{0,3}}\d{{1,5}}[a-z]?{WORD_END}|"
+    rf"{WORD_START}(?:[a-z]+(?:strasse|straße|str\.|weg|gasse|platz|allee|straat|laan|gracht))\s+\d{{1,5}}[a-z]?{WORD_END}|"
+    rf"{WORD_START}(?:flat|apt|apartment|unit|house\s+no|h\.?\s*no|plot\s+no|door\s+no|piso|etage|andar)\.?\s*#?\s*\d{{1,5}}[a-z]?\b",
+)
+_ADDRESS_WORDS = re.compile(
+    rf"{WORD_START}(?:lives|living|live|address|home|resides|residence|house|flat|apartment|apt|postcode|zip|"
+    rf"direccion|domicilio|vive|adresse|habite|anschrift|wohnt|wohnadresse|endereco|mora|morada|pata|पता|rehta|rehti|"
+    rf"deliver(?:y|ies)?\s+to|ship(?:ping)?\s+to|send\s+(?:it|parcels?)\s+to){WORD_END}"
+)
+
+
+_WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u097F])+")
+# A date of birth needs one of these words, an address one of the street or address words: a line
+# holding none skips the two regexes.
+_DOB_WORDS = frozenset(
+    "born dob birth birthdate birthday nacimiento nacio nacido nacida naissance ne nee geburtsdatum geboren "
+    "nascimento nascido nascida janm जन्म जन्मतिथि d o b".split()
+)
+_STREETISH = (
+    frozenset(_STREET.replace("\\.", "").split("|"))
+    | {
+        "flat",
+        "apt",
+        "apartment",
+        "unit",
+        "house",
+        "no",
+        "plot",
+        "door",
+        "piso",
+        "etage",
+        "andar",
+    }
+    | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
+)
+
+
+_ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
+_BIRTH_CUES = re.compile(cue_pattern(vocabulary().personal["birth_cues"]))
+_HOUSE_NUMBER = re.compile(r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?![\d.,:/%]|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))")
+_A_YEAR = re.compile(rf"(?<![\d.,])(?:19|20)\d\d(?![\d.,])|(?<![\w])['\u2019]\d\d(?!\d)|\d{{4}}\s*年|{_DATE}", re.I)
+_NEAR_CHARS = 60
+_COUNT_BEFORE = frozenset(
+    "with since for mit seit fur für con desde por com ha há avec depuis pendant per da dal sinds sejak "
+    "about around over under nearly almost only just".split()
+)
+
+
+def _said_in_a_sentence(v: View) -> bool:
+    """A home address or a date of birth said in a sentence, in any language: an address phrasing ("I live
+    at", "vivo en la calle", "ich wohne in der", "moro na rua", "पता", "に住んで") with a house number after it,
+    or a birth phrasing ("born in", "nací el", "geboren am", "生まれ") with a year or a date beside it
+    ("born in '87")."""
+    folded = v.folded
+    for match in _ADDRESS_CUES.finditer(folded):
+        after = folded[match.end() : match.end() + _NEAR_CHARS]
+        for number in _HOUSE_NUMBER.finditer(after):
+            before = after[: number.start()].split()
+            if re.fullmatch(r"(?:19|20)\d\d", number.group(0)) or (before and before[-1] in _COUNT_BEFORE):
+                continue  # a year, or a count ("with 2 cats", "seit 2019")
+            return True
+    for match in _BIRTH_CUES.finditer(folded):
+        window = folded[max(0, match.start() - 25) : match.end() + 40]
+        if _A_YEAR.search(window):
+            return True
+    return False
+
+
+def personal_identifier_in(v: View) -> bool:
+    """A date of birth, a street address with a house number, an IMEI or a medical record number
+    (the last two through the id table)."""
+    folded = v.folded
+    if _said_in_a_sentence(v):
+        return True
+    words = set(_WORD_TOKEN.findall(folded))
+    if words.isdisjoint(_DOB_WORDS) and not any(
+        word in _STREETISH
+        or word.endswith(("strasse", "straße", "str", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"))
+        for word in words
+    ):
+        return False
+    if _DOB.search(folded):
+        return True
+    if _ADDRESS.search(folded) and (_ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded)):
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# The id table
+# ---------------------------------------------------------------------------------------------
+
+
+def _compact(value: str) -> str:
+    return _SEPARATORS.sub("", value)
+
+
+def id_in(v: View) -> tuple[str, str] | None:
+    """``(reason, kind)`` of the first identifier of the table the line holds, or ``None``."""
+    digit_count = len(_NOT_DIGIT.sub("", v.digits))
+    if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
+        return None
+    context_here = bool(_ALL_CONTEXT.search(v.folded))
+    longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
+    for rule in RULES:
+        if digit_count < rule.min_digits or longest_run < rule.min_run:
+            continue
+        if rule.alone == "context" and not context_here:
+            continue
+        has_context = bool(rule.context and rule.context.search(v.folded)) if context_here else False
+        texts = (v.surface, v.digits) if has_context and v.digits != v.surface else (v.surface,)
+        for text in texts:
+            for match in rule.shape.finditer(text):
+                if has_context:
+                    return rule.reason, rule.kind
+                if rule.not_after is not None and rule.not_after.search(
+                    fold(text[max(0, match.start() - 30) : match.start()])
+                ):
+                    continue  # a tracking or order number in the same grouping
+                if rule.alone == "shape":
+                    return rule.reason, rule.kind
+                if rule.alone != "checksum" or rule.check is None:
+                    continue
+                before = text[max(0, match.start() - 30) : match.start()]
+                if before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)):
+                    continue  # a phone number given to be reached on
+                value = _compact(match.group(0))
+                try:
+                    if rule.check(value if rule.check_name == "bitcoin" else value.upper()):
+                        return rule.reason, rule.kind
+                except Exception:  # a checker that cannot read the value: not this id
+                    continue
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Every checksummed format python-stdnum validates (stdnum.toml, made by make_stdnum.py)
+# ---------------------------------------------------------------------------------------------
+
+# A format that a random value of its shape passes at most this often is refused on its checksum alone;
+# the others need a context word: an id word of any language, or the format's own name.
+_ALONE_COLLIDE = 0.001
+_ID_CANDIDATE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{2,6}(?:\s?[.\-/]\s?|\s)(?=[A-Za-z0-9]*\d))?[A-Za-z0-9]*\d[A-Za-z0-9]*"
+    r"(?:(?:\s?[.\-/]\s?|\s)[A-Za-z0-9]*\d[A-Za-z0-9]*){0,5}(?![A-Za-z0-9])"
+)
+_TITLE_STOP = frozenset(
+    "number numbers code the of and for no nr id personal national company business register registration "
+    "identification identity tax vat a an in de del la le des du di da do".split()
+)
+
+
+@dataclass(frozen=True)
+class _Format:
+    module: str
+    bank: bool
+    alone: bool
+    words: frozenset[str]
+
+
+def _title_words(title: str) -> set[str]:
+    words = set()
+    for token in re.findall(r"[^\W\d_][\w.'\-]*", title):
+        folded = fold(token).strip(".")
+        if len(folded) >= 3 and folded not in _TITLE_STOP:
+            words.add(folded)
+    return words
+
+
+def _load_formats() -> dict[tuple[int, bool], tuple[_Format, ...]]:
+    import tomllib
+
+    from memory.guards.vocabulary import HERE
+
+    with open(HERE / "stdnum.toml", "rb") as handle:
+        entries = tomllib.load(handle)["format"]
+    by_shape: dict[tuple[int, bool], list[_Format]] = {}
+    for entry in entries:
+        found = _Format(
+            module=entry["module"],
+            bank=bool(entry.get("bank")),
+            alone=entry["collide"] <= _ALONE_COLLIDE,
+            words=frozenset(_title_words(entry["title"])),
+        )
+        for length in entry["lengths"]:
+            by_shape.setdefault((length, entry["digits"]), []).append(found)
+    # A format whose examples hold a letter (a check letter: "131052-308T") takes all-digit values too, and
+    # one whose examples are all digits may end in a letter ("76086420-K").
+    merged = {}
+    for (length, _digits), formats in by_shape.items():
+        merged.setdefault((length, True), []).extend(formats)
+        merged.setdefault((length, False), []).extend(formats)
+    # formats refused alone first: they answer without a context word
+    return {
+        key: tuple(sorted(dict.fromkeys(value), key=lambda f: (not f.alone, f.bank))) for key, value in merged.items()
+    }
+
+
+_FORMATS = _load_formats()
+_ALONE_SHAPES = frozenset(key for key, formats in _FORMATS.items() if any(f.alone for f in formats))
+_ID_WORDS = re.compile(cue_pattern(vocabulary().personal["id_words"]))
+_NOT_AN_ID_BEFORE = re.compile(
+    rf"{WORD_START}(?:{word_alternation(vocabulary().personal['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])}){WORD_END}(?:\s+[\w.\-]+)?\W*$"
+)
+_SEPARATOR_RUN = re.compile(r"[\s.\-/]+")
+_UUID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}")
+
+
+def _stdnum_check(module: str, value: str) -> bool:
+    try:
+        return bool(importlib.import_module(f"stdnum.{module}").is_valid(value))
+    except Exception:  # a checker that cannot read the value: not this format
+        return False
+
+
+def stdnum_id_in(v: View) -> str | None:
+    """Find the value, then the reason: ``"government_id"`` or ``"bank_account"`` for a value anywhere in the
+    line that passes the check of a python-stdnum format (``stdnum.toml``): on its own for formats a random
+    value rarely passes, beside an id word (any language) or the format's own name for the rest; never
+    right after an order, tracking or phone word."""
+    text = v.surface
+    words = None
+    id_word = None
+    for match in _ID_CANDIDATE.finditer(text):
+        groups = _SEPARATOR_RUN.split(match.group(0))
+        if sum(len(g) for g in groups) < 7:
+            continue
+        if _UUID_SHAPE.search(match.group(0)):
+            continue  # a UUID is an object's id, not a person's
+        before = fold(text[max(0, match.start() - 30) : match.start()])
+        if _NOT_AN_ID_BEFORE.search(before) or before.rstrip().endswith("+") or _PHONE_WORDS.search(before):
+            continue
+        offsets = [m.start() for m in re.finditer(r"[A-Za-z0-9]+", match.group(0))]
+        for i in range(len(groups)):
+            for j in range(i + 1, min(len(groups), i + 5) + 1):
+                compact = "".join(groups[i:j]).upper()
+                shape = (len(compact), compact.isdigit())
+                formats = _FORMATS.get(shape)
+                if not formats:
+                    continue
+                if id_word is None:
+                    id_word = bool(_ID_WORDS.search(v.folded))
+                if not id_word and shape not in _ALONE_SHAPES:
+                    if words is None:
+                        words = set(re.findall(r"[^\W\d_][\w.'\-]*", v.folded)) | set(
+                            w.strip(".") for w in re.findall(r"[^\W\d_][\w.'\-]*", v.folded)
+                        )
+                    if not any(f.words & words for f in formats):
+                        continue
+                value = match.group(0)[offsets[i] : offsets[j - 1] + len(groups[j - 1])]
+                for found in formats:
+                    if not found.alone and not id_word:
+                        if words is None:
+                            words = set(w.strip(".") for w in re.findall(r"[^\W\d_][\w.'\-]*", v.folded))
+                        if not (found.words & words):
+                            continue
+                    if _stdnum_check(found.module, value):
+                        return "bank_account" if found.bank else "government_id"
+    return None
+
+
+def identifier_refusal(v: View) -> str | None:
+    """The refusal code for a number-shaped secret, or ``None``: ``card_number``, ``bank_account``,
+    ``government_id`` or ``personal_identifier``."""
+    found = id_in(v)
+    imei = found and found[1] == "imei"
+    if _iban_in(v):
+        return "bank_account"
+    card = None if imei else card_in(v)
+    if card:
+        return card
+    if virtual_aadhaar_in(v):
+        return "government_id"
+    if found:
+        return found[0]
+    stdnum_found = stdnum_id_in(v)
+    if stdnum_found:
+        return stdnum_found
+    if personal_identifier_in(v):
+        return "personal_identifier"
+    return None

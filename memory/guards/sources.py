@@ -1,0 +1,148 @@
+"""Structural checks a model cannot argue with (R12): what a line may say, given what it cites.
+
+The writer hands each added or replaced line with the sources it cites, as the model was shown them:
+``{"kind": "message", "text": ..., "day": "3 Nov"}`` for what the person typed and
+``{"kind": "action", "name": ..., "label": ..., "status": ..., "day": ...}`` for an action that ran.
+
+* A line citing an action must cite one that succeeded; an action line ("Renewed the plan on 3 Nov.") must
+  cite it and carry its date: otherwise ``"failed_action"``.
+* A line's specific entities (numbers, e-mail addresses, phone numbers, proper names; not acronyms) must appear in the
+  typed text or the action it cites: otherwise ``"not_in_source"``. So nothing is copied into a line from
+  a tool result, a file, a web page or the agent's own reply, which the writer never cites. Lines are
+  written in English: a name the person wrote in another language or script counts as said in its
+  English form ("español" -> Spanish, "पुणे" -> Pune, "zap" -> WhatsApp), from the phrase tables the
+  offline writer reads (memory/writer/offline/phrases/*.json: languages, places, plans, channels).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+from memory.guards.text import view
+
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"[A-Za-z\u00c0-\u024f][\w'\-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\(\s*)$")
+_ACTION_VERB = re.compile(
+    r"^(?i:renewed|bought|purchased|ordered|cancel+ed|booked|upgraded|downgraded|paid|subscribed|unsubscribed|"
+    r"refunded|returned|reset|changed|updated|activated|deactivated|registered|signed\s+up|scheduled|rescheduled|"
+    r"reserved|requested|exchanged|transferred|topped\s+up|recharged|redeemed)\b"
+)
+_DAY = re.compile(r"\b\d{1,2}\s+[A-Z][a-z]{2}\b")
+_ACRONYM = re.compile(r"[A-Z0-9]{2,5}s?")
+# Words that may be capitalised in a line without being a name someone typed: the writer's own words.
+_ORDINARY_CAPITALISED = frozenset(
+    "I Mon Tue Wed Thu Fri Sat Sun Monday Tuesday Wednesday Thursday Friday Saturday Sunday Jan Feb Mar Apr May "
+    "Jun Jul Aug Sep Sept Oct Nov Dec January February March April June July August September October November "
+    "December AM PM OK".split()
+)
+
+
+PHRASE_TABLES = Path(__file__).resolve().parents[1] / "offline" / "phrases"
+_TRANSLATED = ("languages", "place_names", "plan_names", "channels")
+
+
+@functools.cache
+def _english_names() -> tuple[tuple[str, str], ...]:
+    """(a name as written in another language, lower case; its English form, lower case)."""
+    pairs = set()
+    for path in sorted(PHRASE_TABLES.glob("*.json")):
+        table = json.loads(path.read_text(encoding="utf-8"))
+        for key in _TRANSLATED:
+            for local, english in dict(table.get(key) or {}).items():
+                local, english = local.casefold().strip(), english.casefold().strip()
+                if len(local) >= 3 and local != english:
+                    pairs.add((local, english))
+    return tuple(sorted(pairs))
+
+
+def _with_english_names(said_lower: str) -> str:
+    """The text as said, plus the English form of every name it holds in another language. A name
+    of two or more words or in another script is matched as written; a one-word Latin-script name
+    only as a whole word (so "zap" is not found inside "zapato")."""
+    found = []
+    for local, english, whole_word in _name_matchers():
+        if local not in said_lower:  # most names are not there: a substring test says so cheaply
+            continue
+        if whole_word is None or whole_word.search(said_lower):
+            found.append(english)
+    return said_lower + (" " + " ".join(found) if found else "")
+
+
+@functools.cache
+def _name_matchers() -> tuple[tuple[str, str, re.Pattern | None], ...]:
+    """Each translated name with its whole-word pattern (one-word Latin-script names only)."""
+    return tuple(
+        (
+            local,
+            english,
+            re.compile(rf"(?<![\w]){re.escape(local)}(?![\w])") if local.isascii() and " " not in local else None,
+        )
+        for local, english in _english_names()
+    )
+
+
+def _days(sources: list[dict]) -> list[str]:
+    return [str(s.get("day") or "") for s in sources if s.get("day")]
+
+
+def _without_days(line: str, days: list[str]) -> str:
+    for day in days:
+        line = line.replace(day, " ")
+    return re.sub(r"\(said once,?\s*\)", " ", line)
+
+
+def source_refusal(line: str, sources: list[dict]) -> str | None:
+    """``"failed_action"``, ``"not_in_source"`` or ``None`` for a line and the sources it cites."""
+    actions = [s for s in sources if s.get("kind") == "action"]
+    days = _days(sources)
+    action_line = bool(_ACTION_VERB.search(line))
+    if actions:
+        if any(a.get("status") != "succeeded" for a in actions):
+            return "failed_action"
+        if action_line and not any(a.get("day") and a["day"] in line for a in actions):
+            return "failed_action"
+    elif action_line and _DAY.search(line):
+        return "failed_action"  # reads like a dated action, and cites none
+    said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
+    said_view = view(said)
+    said_lower = _with_english_names(said_view.plain.casefold() + " " + said.casefold())
+    rest = _without_days(line, days)
+    for email in _EMAIL.findall(rest):
+        if email.casefold() not in said_lower:
+            return "not_in_source"
+    rest = _EMAIL.sub(" ", rest)
+    said_digits = said_view.digits
+    for number in _NUMBER.findall(view(rest).digits):
+        if number not in said_digits and number not in said:
+            return "not_in_source"
+    for match in _WORD.finditer(rest):
+        word = match.group(0).strip("'-")
+        if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
+            continue  # an acronym (SMS, SSO, API) is how the writer says a thing, not a name
+        if _SENTENCE_START.search(rest[: match.start()]):
+            continue
+        if word.casefold() not in said_lower:
+            return "not_in_source"
+    return None
+
+
+def sources_from_payload(payload: dict) -> dict[str, dict]:
+    """The sources a writer payload offers, by id, in the shape ``source_refusal`` reads."""
+    sources = {
+        str(m["id"]): {"kind": "message", "text": m.get("text", ""), "day": m.get("day", "")}
+        for m in payload.get("messages", [])
+    }
+    for a in payload.get("actions", []):
+        sources[str(a["id"])] = {
+            "kind": "action",
+            "name": a.get("name", ""),
+            "label": a.get("label", ""),
+            "status": a.get("status", ""),
+            "day": a.get("day", ""),
+        }
+    return sources

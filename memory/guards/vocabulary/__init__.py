@@ -1,0 +1,217 @@
+"""The guards' vocabulary: data files per language, read once and compiled here.
+
+Files (TOML, one per language plus shared tables):
+
+* ``en.toml``, ``es.toml``, ``fr.toml``, ``de.toml``, ``pt.toml``, ``hi.toml``: ``[credentials]`` (the words
+  that name a secret, the words between a secret word and its value, ...) and, per excluded category,
+  ``[categories.CODE]`` / ``[more.CODE]`` tables of ``words`` and ``patterns``;
+* ``lists.toml``: lists the patterns insert with ``{name}`` (medicines, parties, demonyms, first names);
+* ``ids.toml``: identifier shapes, checksums and context words (``memory.guards.identifiers``);
+* ``keys.toml``: vendor key and token shapes (``memory.guards.credentials``).
+
+``words`` are matched whole on the folded view (``memory.guards.text``): lower case, Latin accents off, leet undone;
+a trailing ``*`` matches any ending; a space matches spaces or hyphens. ``patterns`` are regular expressions
+matched case-insensitively on the plain view (the surface with Latin accents off, case kept). Adding a
+language is adding a file: nothing in code names one.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from memory.guards.text import WORD_END, WORD_START, fold_word, plain, register_keywords
+from memory.guards.vocabulary.simple import first_prefixes, split_pattern
+
+HERE = Path(__file__).resolve().parent
+_LANGUAGE_LINE = re.compile(r'(?m)^language\s*=\s*"')
+
+
+def _languages() -> tuple[str, ...]:
+    """Every file that says ``language = "xx"`` is a language (English first, then by name): adding a
+    language is adding a file."""
+    found = sorted(path.stem for path in HERE.glob("*.toml") if _LANGUAGE_LINE.search(path.read_text(encoding="utf-8")))
+    return tuple(sorted(found, key=lambda code: (code != "en", code)))
+
+
+LANGUAGES = _languages()
+CREDENTIAL_LISTS = (
+    "strong",
+    "weak",
+    "links",
+    "soft_links",
+    "possessives",
+    "value_stop",
+    "not_secret_before",
+    "trailing_links",
+    "security_questions",
+    "login",
+    "not_secret_after",
+    "not_a_code_before",
+    "totp_cues",
+    "seed_cues",
+)
+# Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
+# and a date of birth (``memory.guards.identifiers``).
+PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before")
+_CATEGORY_CODES = (
+    "other_people",
+    "small_talk",
+    "health",
+    "religion",
+    "politics",
+    "sexuality",
+    "ethnicity",
+    "money",
+    "job_loss",
+    "legal",
+    "emotional_state",
+    "relationships",
+    "bond_with_agent",
+    "authority",
+    "ranking",
+)
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_TOKENS = re.compile(r"[\w\u0900-\u097F]+")
+
+
+def _load(name: str) -> dict:
+    with open(HERE / name, "rb") as handle:
+        return tomllib.load(handle)
+
+
+# Scripts written without spaces between words, or with particles joined to them (Chinese, Japanese, Korean,
+# Arabic, Thai): their words are matched anywhere, not between word edges.
+UNSPACED = "\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_UNSPACED = re.compile(f"[{UNSPACED}]")
+
+
+def is_unspaced(word: str) -> bool:
+    return bool(_UNSPACED.search(word))
+
+
+def cue_pattern(words) -> str:
+    """A regex (one group-free alternative) matching any of the words: between word edges, or, for a word of
+    an unspaced script, anywhere."""
+    words = list(words)
+    spaced = word_alternation(w for w in words if not is_unspaced(w))
+    unspaced = word_alternation(w for w in words if is_unspaced(w))
+    parts = [f"{WORD_START}(?:{spaced}){WORD_END}"] if spaced else []
+    if unspaced:
+        parts.append(f"(?:{unspaced})")
+    return "|".join(parts) or "(?!)"
+
+
+def word_alternation(words) -> str:
+    """A regex alternation (no group) for vocabulary words, longest first, as the folded view spells them."""
+    parts = set()
+    for word in words:
+        word = fold_word(word.strip())
+        if not word:
+            continue
+        stem = word.endswith("*")
+        body = re.escape(word.rstrip("*")).replace(r"\-", "[\\s\\-]?").replace(r"\ ", "[\\s\\-]+")
+        parts.add(body + (r"\w*" if stem else ""))
+    return "|".join(sorted(parts, key=len, reverse=True))
+
+
+def _list_alternation(items) -> str:
+    parts = []
+    for item in items:
+        item = plain(item.strip())
+        parts.append(re.escape(item).replace(r"\?", "?").replace(r"\-", "[\\s\\-]?").replace(r"\ ", "[\\s\\-]+"))
+    return "|".join(sorted(parts, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class Category:
+    words: re.Pattern | None  # on the folded view
+    patterns: tuple[re.Pattern, ...]  # on the plain view
+    # For each pattern, the words one of which a line must hold for it to be tried (the first words of the
+    # lists it inserts), or None: a cheap skip for patterns with long lists (parties, demonyms).
+    needs: tuple[frozenset[str] | None, ...] = ()
+    # For each pattern, the prefixes one of which a word of the line must start with (the first words of its
+    # alternatives), or None.
+    starts: tuple[tuple[str, ...] | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    credentials: dict[str, tuple[str, ...]]
+    personal: dict[str, tuple[str, ...]]
+    categories: dict[str, Category]
+    # Every category's words, the simple alternatives of its patterns included (see ``simple``).
+    category_words: dict[str, tuple[str, ...]]
+    ids: tuple[dict, ...]
+    keys: tuple[dict, ...]
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    """Every file read and compiled once per process."""
+    files = [_load(f"{language}.toml") for language in LANGUAGES]
+    raw_lists = _load("lists.toml")["lists"]
+    lists = {name: _list_alternation(items) for name, items in raw_lists.items()}
+    for data in files:
+        for name, value in data.get("lists", {}).items():
+            lists[name] = value if isinstance(value, str) else _list_alternation(value)
+
+    def expand(pattern: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: f"(?:{lists[m.group(1)]})" if m.group(1) in lists else m.group(0), pattern)
+
+    def needs_of(pattern: str) -> frozenset[str] | None:
+        names = [name for name in _PLACEHOLDER.findall(pattern) if name in raw_lists]
+        if not names:
+            return None
+        # The first word of each item: a match needs the whole item, so it needs its first word.
+        return frozenset(
+            tokens[0] for name in names for item in raw_lists[name] if (tokens := _TOKENS.findall(fold_word(item)))
+        )
+
+    credentials = {name: [] for name in CREDENTIAL_LISTS}
+    personal = {name: [] for name in PERSONAL_LISTS}
+    words: dict[str, list[str]] = {}
+    patterns: dict[str, list[str]] = {}
+    for data in files:
+        for name in CREDENTIAL_LISTS:
+            credentials[name].extend(data.get("credentials", {}).get(name, []))
+        for name in PERSONAL_LISTS:
+            personal[name].extend(data.get("personal", {}).get(name, []))
+        for table in ("categories", "more", "phrasings"):
+            for name, entry in data.get(table, {}).items():
+                # "[phrasings.CODE_more]": another table of the same category (a table cannot be reopened)
+                code = next((c for c in _CATEGORY_CODES if name == c or name.startswith(c + "_")), name)
+                for word in entry.get("words", []):
+                    if word.startswith("{") and word.endswith("}"):
+                        words.setdefault(code, []).extend(w.replace("?", "") for w in raw_lists[word[1:-1]])
+                    else:
+                        words.setdefault(code, []).append(word)
+                for pattern in entry.get("patterns", []):
+                    simple, rest = split_pattern(expand(pattern))
+                    words.setdefault(code, []).extend(simple)
+                    if rest:
+                        patterns.setdefault(code, []).append((rest, needs_of(pattern), first_prefixes(rest)))
+    categories = {
+        code: Category(
+            words=None,
+            patterns=tuple(re.compile(p, re.I) for p, _, _ in patterns.get(code, [])),
+            needs=tuple(n for _, n, _ in patterns.get(code, [])),
+            starts=tuple(s for _, _, s in patterns.get(code, [])),
+        )
+        for code in words.keys() | patterns.keys()
+    }
+    keywords = {fold_word(w) for ws in words.values() for w in ws if " " not in w and "*" not in w}
+    keywords |= {fold_word(w) for name in ("strong", "weak") for w in credentials[name] if " " not in w}
+    stems = {fold_word(w).rstrip("*") for ws in words.values() for w in ws if " " not in w and w.endswith("*")}
+    register_keywords(keywords, stems)
+    return Vocabulary(
+        credentials={name: tuple(dict.fromkeys(values)) for name, values in credentials.items()},
+        personal={name: tuple(dict.fromkeys(values)) for name, values in personal.items()},
+        categories=categories,
+        category_words={code: tuple(dict.fromkeys(ws)) for code, ws in words.items()},
+        ids=tuple(_load("ids.toml")["id"]),
+        keys=tuple(_load("keys.toml")["key"]),
+    )

@@ -1,0 +1,181 @@
+"""Write memory/guards/vocabulary/stdnum.toml: every python-stdnum format with a check, measured.
+
+For each module with is_valid() and compact(): the valid examples its docstring shows, their compact
+lengths and alphabet, whether a checksum is there at all (changing one character of a valid example
+makes it invalid nearly always), and how often a random value of that length and alphabet passes
+(the collision rate: a rate above the limit needs a context word). Run after upgrading python-stdnum:
+    python memory/guards/vocabulary/make_stdnum.py
+"""
+
+import importlib
+import json
+import pkgutil
+import random
+import re
+import string
+import sys
+from pathlib import Path
+
+import stdnum
+
+SKIP = {
+    "stdnum.iban",
+    "stdnum.luhn",
+    "stdnum.verhoeff",
+    "stdnum.damm",
+    "stdnum.iso7064",
+    "stdnum.numdb",
+    "stdnum.util",
+    "stdnum.exceptions",
+    "stdnum.isbn",
+    "stdnum.ismn",
+    "stdnum.issn",
+    "stdnum.isan",
+    "stdnum.ean",
+    "stdnum.gs1_128",
+    "stdnum.grid",
+    "stdnum.isil",
+    "stdnum.iso6346",
+    "stdnum.imo",
+    "stdnum.isrc",
+    "stdnum.iso11649",
+    "stdnum.iso9362",
+    "stdnum.bic",
+    "stdnum.mac",
+    "stdnum.casrn",
+    "stdnum.cusip",
+    "stdnum.isin",
+    "stdnum.figi",
+    "stdnum.lei",
+    "stdnum.meid",
+    "stdnum.imei",
+    "stdnum.imsi",
+    "stdnum.vatin",
+    "stdnum.eu.vat",
+    "stdnum.eu.ecnumber",
+    "stdnum.eu.nace",
+    "stdnum.eu.banknote",
+    "stdnum.eu.oss",
+    "stdnum.eu.eic",
+    "stdnum.sedol",
+    "stdnum.ru.ogrn",
+    "stdnum.isni",
+}
+# Country formats that name no person nor their account: an IBAN (its own rule), a meter, a land parcel.
+NOT_A_PERSON = {"iban", "cups", "cae", "referenciacatastral", "postcode", "postal_code"}
+# Formats of goods, companies, securities and codes that are not a person's: skipped above. Banks:
+BANK = re.compile(r"\.(?:ccc|cbu|clabe|bban|bankaccount|iban|bic|rib|account|bsb|konto|bankgiro|plusgiro|cb)\b|bank")
+
+
+def examples(module):
+    doc = module.__doc__ or ""
+    found = []
+    for m in re.finditer(r">>> (?:validate|is_valid)\('([^']+)'\)[^\n]*\n(\S[^\n]*)", doc):
+        if m.group(2).startswith("Traceback") or m.group(2) == "False":
+            continue
+        found.append(m.group(1))
+    return found
+
+
+def measure() -> list[tuple]:
+    """One row per checksummed format: (module, title, lengths, digits, detects, collide, bank)."""
+    rows = []
+    rng = random.Random(24)
+    for info in pkgutil.walk_packages(stdnum.__path__, "stdnum."):
+        name = info.name
+        if name in SKIP or name.count(".") < 2 or name.rsplit(".", 1)[1] in NOT_A_PERSON:
+            continue
+        try:
+            module = importlib.import_module(name)
+        except Exception:
+            continue
+        if not hasattr(module, "is_valid") or not hasattr(module, "compact"):
+            continue
+        valid = []
+        for ex in examples(module):
+            try:
+                c = module.compact(ex)
+            except Exception:
+                continue
+            if module.is_valid(ex):
+                valid.append(re.sub(r"[\s.\-/]", "", c).upper())
+        if not valid:
+            continue
+        lengths = sorted({len(v) for v in valid})
+        digits = all(v.isdigit() for v in valid)
+        # a checksum: one changed character makes it invalid
+        changed = total = 0
+        for v in valid:
+            for i in range(len(v)):
+                alphabet = string.digits if v[i].isdigit() else string.ascii_uppercase
+                for c in alphabet:
+                    if c == v[i]:
+                        continue
+                    total += 1
+                    changed += not module.is_valid(v[:i] + c + v[i + 1 :])
+        detects = changed / total if total else 0
+        if detects < 0.5:
+            continue  # no check: a format, not a checksum
+        # collisions: random values shaped like the examples (letters where they have letters)
+        trials, hits = 4000, 0
+        for _ in range(trials):
+            v = rng.choice(valid)
+            s = "".join(
+                rng.choice(string.digits)
+                if ch.isdigit()
+                else rng.choice(string.ascii_uppercase)
+                if ch.isalpha()
+                else ch
+                for ch in v
+            )
+            try:
+                hits += bool(module.is_valid(s))
+            except Exception:
+                pass
+        title = (module.__doc__ or "").strip().splitlines()[0].strip().rstrip(".")
+        rows.append(
+            (
+                name,
+                title,
+                lengths,
+                digits,
+                round(detects, 3),
+                hits / trials,
+                bool(BANK.search(name + " " + title.lower())),
+            )
+        )
+    return rows
+
+
+def render(rows: list[tuple]) -> str:
+    out = [
+        "# python-stdnum's checksummed formats, measured by memory/guards/vocabulary/make_stdnum.py (python-stdnum "
+        f"{stdnum.__version__}): do not edit by hand.",
+        "#   module     the python-stdnum module whose is_valid() a compact value must pass",
+        "#   title      its own first docstring line: its acronym and name are its context words",
+        "#   lengths    the compact lengths of its valid examples; digits: examples are all digits",
+        "#   detects    share of one-character changes to a valid example its check rejects",
+        "#   collide    share of random values of the examples' shapes it accepts (above the id rule's limit a",
+        "#              context word is needed)",
+        "#   bank       a bank account, not a government id",
+        "",
+    ]
+    for name, title, lengths, digits, detects, collide, bank in rows:
+        out.append("[[format]]")
+        out.append(f'module = "{name[len("stdnum.") :]}"')
+        out.append("title = " + json.dumps(title, ensure_ascii=False))
+        out.append(f"lengths = {lengths}")
+        out.append(f"digits = {'true' if digits else 'false'}")
+        out.append(f"detects = {detects}")
+        out.append(f"collide = {collide}")
+        if bank:
+            out.append("bank = true")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # only when run: importing it (a test that imports every module) writes nothing
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "stdnum.toml"
+    rows = measure()
+    target.write_text(render(rows), encoding="utf-8")
+    print(len(rows), "formats")

@@ -1,0 +1,365 @@
+"""What an end user can ask of the memory in any chat (R22), answered before any model is asked.
+
+* "stop remembering me" (and its plain variants, "delete my data", "forget everything", "भूल जाओ"),
+  anywhere in a message: exactly `memory_stop`, with an audit row of kind `end_user_request`; the
+  commit empties the notes of their chats, this one included, so the rest of it does not lean on it.
+* "forget that I work from Pune" / "remove what you know about my phone": the matching line(s) are
+  removed (one `commit.memory_commit`, audit row of kind `end_user_request`), the reply says what
+  was removed, and what they said before that is not read yet is read later with it excluded.
+* "what do you remember about me?": the lines, as the chat's agent would see them; in a chat that
+  does not use memory, that this chat does not use it (and how to manage it).
+
+Stop and forget work whether or not memory is used for the conversation. Recognition is plain
+rules over the text, read from one data file per language (memory/store/request_phrases/<lang>.toml:
+English, Spanish and Hindi in Devanagari and romanised for every request, French, German and
+Portuguese for a stop; a new language is a new file, and its replies a gettext catalogue in
+memory/locale/): a message that only looks like one ("don't forget to email me the receipt", "I
+forgot my password") is left to the normal reply.
+
+Fills the `agents.ports` port `end_user_request` in `MemoryConfig.ready`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy as _
+
+from agents.models import Conversation
+from memory import guards as policy
+from memory.guards.text import sentences, surface, words
+from memory.models import Memory, MemoryRun
+from memory.store.commit import memory_commit, memory_locked
+from memory.store.note import note_lines, render_note
+from memory.store.selectors import memory_of
+from memory.store.services import memory_stop
+
+MAX_REQUEST_CHARS = 500  # a forget or show request is a short message; longer ones are not parsed for them
+MAX_MESSAGE_CHARS = 4000  # a stop is looked for in any chat message (surfaces.chat.send.MAX_MESSAGE_CHARS)
+MAX_PARTS = 60  # sentences per message, clauses per sentence
+MIN_MATCH_SHARE = 0.5  # a line is "about" the subject when it holds at least half its words
+
+
+@dataclass(frozen=True)
+class EndUserRequest:
+    kind: str  # "stop", "forget" or "show"
+    lang: str  # the phrase file it matched ("en", "es", "hi", ...): the language of the reply
+    subject: str = ""  # for "forget": what to remove, in their words
+    explicit: bool = True  # "forget that ..." (explicit) vs a bare "forget the receipt"
+
+
+# --- Recognising a request ------------------------------------------------------------------
+# The phrases are data: memory/store/request_phrases/<lang>.toml, one file per language (patterns,
+# politeness, stopwords). This code only compiles and applies them. The replies are below.
+
+PHRASES_DIR = Path(__file__).resolve().parent / "request_phrases"
+LANGUAGES = ("en", "es", "fr", "de", "pt", "hi")  # the order patterns are tried in; other files follow
+_EDGE_CHARS = " \t.!?¿¡,;:\"'।"
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def _load_phrases() -> dict[str, dict]:
+    found = {path.stem: path for path in PHRASES_DIR.glob("*.toml")}
+    order = [lang for lang in LANGUAGES if lang in found] + sorted(set(found) - set(LANGUAGES))
+    phrases = {}
+    for lang in order:
+        with open(found[lang], "rb") as handle:
+            phrases[lang] = tomllib.load(handle)
+    return phrases
+
+
+PHRASES = _load_phrases()
+
+
+def _expand(pattern: str, words: dict) -> str:
+    return _PLACEHOLDER.sub(lambda m: words[m.group(1)] if m.group(1) in words else m.group(0), pattern)
+
+
+def _alternation(key: str) -> str:
+    items = [item for data in PHRASES.values() for item in data.get("polite", {}).get(key, [])]
+    return "|".join(sorted(items, key=len, reverse=True))
+
+
+_LEADING = re.compile(rf"^(?:{_alternation('leading')})\b[\s,!.]*")
+_TRAILING = re.compile(rf"[\s,]*\b(?:{_alternation('trailing')})$")
+_COMPILED_STOP, _COMPILED_SHOW, _COMPILED_FORGET = [], [], []
+for _lang, _data in PHRASES.items():
+    _words = _data.get("words", {})
+    _requests = _data.get("requests", {})
+    _COMPILED_STOP += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("stop", [])]
+    _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("show", [])]
+    _COMPILED_FORGET += [
+        (_lang, re.compile(_expand(f["pattern"], _words)), bool(f.get("explicit", True)))
+        for f in _requests.get("forget", [])
+    ]
+_IDIOM = re.compile(rf"(?:{_alternation('idiom')})\b(?!\s+(?:i|my|you)\b)")
+_STOPWORDS = frozenset(
+    word for data in PHRASES.values() for word in data.get("polite", {}).get("stopwords", "").split()
+)
+_CLAUSE = re.compile(rf",|\s(?:{_alternation('conjunctions')})\s")
+
+
+def _normalise(text: str) -> str:
+    """The folded form every pattern is matched on: the guards' surface view (NFKC, invisible
+    characters out, digits in ASCII, spaces collapsed), lower case, quotes straightened, and
+    greetings and politeness taken off both ends."""
+    out = surface(text).lower()
+    out = out.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
+    out = re.sub(r"\s+", " ", out).strip(_EDGE_CHARS)
+    previous = None
+    while previous != out:
+        previous = out
+        out = _LEADING.sub("", out).strip(_EDGE_CHARS)
+        out = _TRAILING.sub("", out).strip(_EDGE_CHARS)
+    return out
+
+
+def _parts(text: str) -> list[str]:
+    """A message's sentences, and each sentence's clauses, in order: where a stop request inside a
+    longer message is looked for ("Thanks for the help. Please stop remembering me, I don't like
+    it."). Each must still be the request as a whole, so "if you stop remembering me" is not one."""
+    parts: list[str] = []
+    for sentence in sentences(text, limit=MAX_PARTS):
+        parts.append(sentence)
+        parts.extend(clause for clause in _CLAUSE.split(sentence)[:MAX_PARTS] if clause.strip() and clause != sentence)
+    return parts
+
+
+def _stop_in(text: str) -> EndUserRequest | None:
+    for part in _parts(text):
+        normal = _normalise(part)
+        for lang, pattern in _COMPILED_STOP:
+            if normal and pattern.fullmatch(normal):
+                return EndUserRequest("stop", lang)
+    return None
+
+
+def _whole(normal: str, *, bare_forget: bool = True) -> EndUserRequest | None:
+    """The show or forget request `normal` (folded) is as a whole, or None."""
+    if not normal:
+        return None
+    for lang, pattern in _COMPILED_SHOW:
+        if pattern.fullmatch(normal):
+            return EndUserRequest("show", lang)
+    for lang, pattern, explicit in _COMPILED_FORGET:
+        if not explicit and not bare_forget:
+            continue
+        match = pattern.fullmatch(normal)
+        if match:
+            subject = match.group("subject").strip(_EDGE_CHARS)
+            if not _words(subject) or _IDIOM.match(subject):  # "forget it", "forget about that, it's fine"
+                return None
+            return EndUserRequest("forget", lang, subject=subject, explicit=explicit)
+    return None
+
+
+def recognise(text: str) -> EndUserRequest | None:
+    """The memory request this message makes, or None. A stop ("stop remembering me", "delete my
+    data", "forget everything", "भूल जाओ", in the languages above) counts anywhere in a message,
+    as one of its sentences or clauses. "What do you remember" and "forget that ..." count as the
+    whole message (after greetings and "please") or as one of its sentences ("Thanks! Also, forget
+    that I work from Pune."); a bare "forget the receipt" only as the whole message. So ordinary
+    chat is never mistaken for one."""
+    if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
+        return None
+    stop = _stop_in(text)
+    if stop is not None:
+        return stop
+    if len(text) <= MAX_REQUEST_CHARS:
+        whole = _whole(_normalise(text))
+        if whole is not None:
+            return whole
+    parts = sentences(text, limit=MAX_PARTS)
+    if len(parts) < 2:
+        return None
+    for sentence in parts:
+        if len(sentence) <= MAX_REQUEST_CHARS:
+            found = _whole(_normalise(sentence), bare_forget=False)
+            if found is not None:
+                return found
+    return None
+
+
+# --- Which lines a "forget" is about --------------------------------------------------------
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ences", "ence", "ings", "ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl":
+                word = word[:-1]  # preferred -> prefer, stopping -> stop
+            return word
+    if re.search(r"(?:ss|sh|ch|x)es$", word):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    found = words(text.lower().replace("'s", ""), stopwords=_STOPWORDS)
+    return {_stem(w) for w in found if not w.isdigit() or len(w) <= 4}
+
+
+def _same_word(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 3 and long_.startswith(short) and len(long_) - len(short) <= 2  # move ~ mov(ed)
+
+
+def lines_about(subject: str, lines: list[str]) -> list[str]:
+    """The lines a "forget <subject>" is about: those sharing the largest part of the subject's
+    words, when that is at least half of them. Removing one line too many is the safe side (R10)."""
+    wanted = {w for w in _words(subject) if not w.isdigit()} or _words(subject)
+    if not wanted:
+        return []
+    scored = []
+    for line in lines:
+        have = _words(line)
+        share = sum(1 for w in wanted if any(_same_word(w, h) for h in have)) / len(wanted)
+        scored.append((share, line))
+    best = max((share for share, _ in scored), default=0)
+    if best < MIN_MATCH_SHARE:
+        return []
+    return [line for share, line in scored if share == best]
+
+
+# --- Replies --------------------------------------------------------------------------------
+# In English here; the other languages are gettext catalogues, memory/locale/<lang>/LC_MESSAGES/
+# django.po (compiled .mo committed beside it). A reply is in the language of the phrase file the
+# request matched; a reply a language has no translation for is in English.
+
+REPLIES = {
+    "stopped": _(
+        "Done. I've forgotten what I remembered about you, and I won't remember anything more from our chats."
+    ),
+    "already_stopped": _("I've already stopped remembering you. I keep nothing from our chats."),
+    "removed": _("Done. I've removed this from what I remember about you: {lines}"),
+    "hidden": _("{count} line(s) I can't repeat here"),
+    "nothing_matched": _(
+        "I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either."
+    ),
+    "nothing_remembered": _(
+        "I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either."
+    ),
+    "show": _(
+        'Here is what I remember about you:\n{lines}\nSay "forget ..." to remove one of these, or "stop remembering me" and I will keep nothing.'
+    ),
+    "show_empty": _("I don't remember anything about you yet."),
+    "show_stopped": _("I don't remember anything about you: you asked me to stop, so I keep nothing from our chats."),
+    "show_off": _(
+        'This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say "forget ..." to remove something, or "stop remembering me" and I will keep nothing.'
+    ),
+}
+
+
+def _reply(key: str, lang: str, **values) -> str:
+    with translation.override(lang):
+        return str(REPLIES[key]).format(**values)
+
+
+def _quotable(line: str) -> bool:
+    """A reply never quotes a line the policy would refuse (R7), even back to its owner."""
+    return policy.line_refusal(line, check_categories=False) is None
+
+
+def _quoted(lines: list[str], lang: str) -> str:
+    shown = [f'"{line}"' for line in lines if _quotable(line)]
+    hidden = len(lines) - len(shown)
+    if hidden:
+        shown.append(_reply("hidden", lang, count=hidden))
+    return "; ".join(shown)
+
+
+# --- Answering it ---------------------------------------------------------------------------
+
+
+def _stop(conversation: Conversation, memory: Memory | None, lang: str, now: datetime) -> str:
+    if memory is not None and memory.stopped_at is not None:
+        return _reply("already_stopped", lang)
+    memory_stop(end_user=conversation.end_user, stop=True, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
+    conversation.memory_note = ""  # the commit emptied their chats' notes: this one too
+    return _reply("stopped", lang)
+
+
+MAX_FORGET_SUBJECTS = 20
+MAX_SUBJECT_CHARS = 300
+
+
+def _pending_with(pending: dict | None, *, now: datetime, subject: str, removed: list[str]) -> dict:
+    """The pending forget after one more: the chats before `now` are read with every subject and
+    removed line excluded (kept only until the writer has read past it, then dropped)."""
+    pending = pending or {"subjects": [], "lines": []}
+    return {
+        "before": now.isoformat(),
+        "subjects": (pending["subjects"] + [subject[:MAX_SUBJECT_CHARS]])[-MAX_FORGET_SUBJECTS:],
+        "lines": list(dict.fromkeys(pending["lines"] + removed))[-policy.MAX_LINES :],
+    }
+
+
+def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) -> str | None:
+    """Remove the lines about the subject now, and keep the rest of what they said: their chats
+    not yet read are read later with the forgotten fact excluded (`Memory.forget_pending`), so
+    nothing from before the forget brings it back, and nothing else said there is lost."""
+    lang = request.lang
+    with memory_locked(conversation.end_user, now) as memory:
+        if memory.stopped_at is not None:
+            return _reply("show_stopped", lang)
+        lines = memory.lines
+        removed = lines_about(request.subject, lines)
+        if not removed and not request.explicit:
+            return None  # a bare "forget the receipt" that is about nothing remembered is ordinary chat
+        gone = set(removed)
+        kept = [line for line in lines if line not in gone and _quotable(line)]
+        pending = _pending_with(memory.forget_pending, now=now, subject=request.subject, removed=removed)
+        memory_commit(
+            memory, now=now, kind=MemoryRun.Kind.END_USER_REQUEST, lines=kept, forget=pending, audit=bool(removed)
+        )
+    conversation.memory_note = render_note(note_lines(memory)) if conversation.uses_memory else ""
+    if not removed:
+        return _reply("nothing_matched" if lines else "nothing_remembered", lang)
+    return _reply("removed", lang, lines=_quoted(removed, lang))
+
+
+def _show(conversation: Conversation, memory: Memory | None, lang: str) -> str:
+    if not conversation.uses_memory:
+        return _reply("show_off", lang)  # this chat uses nothing remembered: it does not list it either
+    if memory is not None and memory.stopped_at is not None:
+        return _reply("show_stopped", lang)
+    lines = memory.lines if memory else []
+    if not lines:
+        return _reply("show_empty", lang)
+    shown = note_lines(memory)  # exactly what a chat's agent may see
+    listed = "\n".join(f"- {line}" for line in shown)
+    if len(shown) < len(lines):
+        listed += "\n- (" + _reply("hidden", lang, count=len(lines) - len(shown)) + ")"
+    return _reply("show", lang, lines=listed)
+
+
+def end_user_request(conversation: Conversation, text: str, now: datetime | None = None) -> str | None:
+    """The reply to an end user's memory request, having done what it asks; None when the
+    message is not one. Works whether or not the conversation uses memory."""
+    request = recognise(text)
+    if request is None:
+        return None
+    now = now or timezone.now()
+    memory = memory_of(conversation.end_user)
+    if request.kind == "stop":
+        return _stop(conversation, memory, request.lang, now)
+    if request.kind == "show":
+        return _show(conversation, memory, request.lang)
+    return _forget(conversation, request, now)
+
+
+def end_user_memory_state(end_user) -> dict:
+    """What the website chat shows an end user about their own memory: stopped or not."""
+    memory = memory_of(end_user)
+    stopped_at = memory.stopped_at if memory else None
+    return {"stopped": stopped_at is not None, "stoppedAt": stopped_at.isoformat() if stopped_at else None}

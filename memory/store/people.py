@@ -1,0 +1,246 @@
+"""Reads about the people an agent talks to, for the Memory tab and one person's page: the People
+list (everyone who chatted or is remembered, filtered, keyset-paged by id, never OFFSET), runs per day
+for the activity chart, one person's memory facts, what erasing them removes, a conversation's
+transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from agents.end_user_ids import end_user_id_part_refusal
+from agents.errors import AppError
+from agents.models import ActionRun, Agent, Conversation, EndUser, Message
+from consent.selectors import consent_of
+from memory import guards as policy
+from memory.models import ApplyJob, Memory, MemoryRun
+from memory.store.selectors import memory_of
+
+CHART_DAYS = 30
+
+# --- The People list: every end user who chatted with the agent or is remembered, not only those
+# with lines, so that someone whose memory was emptied can still be found, opened and erased.
+
+PAGE_SIZE = 50
+MAX_SEARCH_CHARS = 200
+
+# The filters the list offers: (value in the address, words on the page).
+FILTERS = (
+    ("", "Everyone"),
+    ("remembered", "Remembered"),
+    ("stopped", "Stopped"),
+    ("consent_yes", "Consent given"),
+    ("consent_no", "Said no"),
+    ("apply", "Changed by the last Apply"),
+)
+_FILTER_Q = {
+    "": Q(),
+    "remembered": Q(has_lines=True),
+    "stopped": Q(memory__stopped_at__isnull=False),
+    "consent_yes": Q(consent__agreed_at__isnull=False),
+    "consent_no": Q(consent__declined_at__isnull=False),
+    "apply": Q(),  # see changed_by_last_apply
+}
+
+
+@dataclass
+class PeoplePage:
+    rows: list[EndUser]
+    total: int
+    first: int  # 1-based position of the first row shown
+    last: int
+    next_cursor: str | None
+    query: str
+    show: str
+
+
+def people_queryset(agent: Agent) -> QuerySet[EndUser]:
+    chats = Conversation.objects.filter(end_user=OuterRef("pk"))
+    memory = Memory.objects.filter(end_user=OuterRef("pk"))
+    return (
+        EndUser.objects.filter(agent=agent)
+        .annotate(
+            has_chats=Exists(chats),
+            has_memory=Exists(memory.filter(~Q(text="") | Q(stopped_at__isnull=False))),
+            has_lines=Exists(memory.filter(~Q(text=""))),
+        )
+        .filter(Q(has_chats=True) | Q(has_memory=True))
+    )
+
+
+def changed_by_last_apply(agent: Agent) -> QuerySet[EndUser]:
+    """Those whose memory the agent's latest Apply changed (its audit rows: kind apply, succeeded,
+    a line replaced or removed, from its start on). Counts only: the removed words are kept nowhere."""
+    job = ApplyJob.objects.filter(agent=agent).order_by("-created_at", "-id").first()
+    if job is None:
+        return people_queryset(agent).none()
+    runs = MemoryRun.objects.filter(
+        memory__end_user=OuterRef("pk"),
+        kind=MemoryRun.Kind.APPLY,
+        status=MemoryRun.Status.SUCCEEDED,
+        started_at__gte=job.created_at,
+    ).filter(Q(replaced__gt=0) | Q(removed__gt=0))
+    return people_queryset(agent).filter(Exists(runs))
+
+
+def people_page(
+    agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE
+) -> PeoplePage:
+    query = query or ""
+    if len(query) > MAX_SEARCH_CHARS:
+        raise AppError(
+            "invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q"
+        )
+    # A search is for part of an id, so it follows the id's rules (agents.end_user_ids): typed as is,
+    # never trimmed; what no id can hold is said so.
+    refusal = end_user_id_part_refusal(query)
+    if refusal is not None:
+        raise AppError("invalid_search", "Search: " + refusal[1], field="q")
+    if show not in _FILTER_Q:
+        show = ""
+    rows = people_queryset(agent).filter(_FILTER_Q[show]) if show != "apply" else changed_by_last_apply(agent)
+    if query:
+        rows = rows.filter(external_id__icontains=query)
+    total = rows.count()
+    before = 0
+    if after:
+        try:
+            after_id = int(after)
+        except ValueError:
+            raise AppError(
+                "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
+            ) from None
+        before = rows.filter(pk__gt=after_id).count()
+        rows = rows.filter(pk__lt=after_id)
+    page = list(rows.select_related("memory", "consent").order_by("-pk")[: limit + 1])
+    next_cursor = str(page[limit - 1].pk) if len(page) > limit else None
+    page = page[:limit]
+    return PeoplePage(
+        rows=page,
+        total=total,
+        first=before + 1 if page else 0,
+        last=before + len(page),
+        next_cursor=next_cursor,
+        query=query,
+        show=show,
+    )
+
+
+# --- The chart's numbers (drawn by memory.templatetags.memory_charts) -------------------------
+
+
+@dataclass
+class ChartDay:
+    day: date
+    added: int = 0
+    replaced: int = 0
+    removed: int = 0
+    failed: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.added + self.replaced + self.removed + self.failed
+
+
+def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_DAYS) -> list[ChartDay]:
+    """Lines added, replaced and removed, and failed runs, per day over the last `days` days, oldest
+    first, every day present (all kinds of run: quiet windows, team edits, the API, Apply)."""
+    today = today or timezone.localdate()
+    first = today - timedelta(days=days - 1)
+    start = timezone.make_aware(datetime.combine(first, datetime.min.time()))
+    rows = (
+        MemoryRun.objects.filter(memory__agent=agent, started_at__gte=start)
+        .annotate(day=TruncDate("started_at"))
+        .values("day")
+        .annotate(
+            added=Sum("added", filter=Q(status=MemoryRun.Status.SUCCEEDED)),
+            replaced=Sum("replaced", filter=Q(status=MemoryRun.Status.SUCCEEDED)),
+            removed=Sum("removed", filter=Q(status=MemoryRun.Status.SUCCEEDED)),
+            failed=Count("id", filter=Q(status=MemoryRun.Status.FAILED)),
+        )
+    )
+    by_day = {row["day"]: row for row in rows}
+    out = []
+    for offset in range(days):
+        day = first + timedelta(days=offset)
+        row = by_day.get(day, {})
+        out.append(
+            ChartDay(
+                day, row.get("added") or 0, row.get("replaced") or 0, row.get("removed") or 0, row.get("failed") or 0
+            )
+        )
+    return out
+
+
+# --- One memory ------------------------------------------------------------------------------
+
+
+def end_user_for_agent(agent: Agent, end_user_id: int) -> EndUser | None:
+    return EndUser.objects.filter(agent=agent, pk=end_user_id).first()
+
+
+def memory_facts(end_user: EndUser) -> dict:
+    """Everything one memory's page shows beside the lines."""
+    memory = memory_of(end_user)
+    conversations = list(
+        Conversation.objects.filter(end_user=end_user)
+        .annotate(message_count=Count("messages"))
+        .select_related("version")
+        .order_by("-started_at", "-id")[:100]
+    )
+    with_messages = Conversation.objects.filter(end_user=end_user, messages__isnull=False).distinct().count()
+    runs = list(memory.runs.select_related("actor").order_by("-started_at", "-id")[:50]) if memory else []
+    for run in runs:
+        run.dropped_labels = [(policy.reason_label(code), count) for code, count in sorted((run.dropped or {}).items())]
+    last_run, last_failure = (memory.last_run or {}) if memory else {}, (memory.last_failure or {}) if memory else {}
+    return {
+        "memory": memory,
+        "last_run_at": parse_datetime(last_run["at"]) if last_run.get("at") else None,
+        "last_failure_at": parse_datetime(last_failure["at"]) if last_failure.get("at") else None,
+        "lines": memory.lines if memory else [],
+        "conversations": conversations,
+        "conversation_count": with_messages,
+        "runs": runs,
+        "consent": consent_of(end_user),
+    }
+
+
+def erase_summary(end_user: EndUser) -> dict:
+    """What erasing this end user removes, counted, for the confirmation."""
+    memory = memory_of(end_user)
+    return {
+        "lines": len(memory.lines) if memory else 0,
+        "has_memory": memory is not None,
+        "conversations": Conversation.objects.filter(end_user=end_user).count(),
+        "messages": Message.objects.filter(conversation__end_user=end_user).count(),
+        "actions": ActionRun.objects.filter(conversation__end_user=end_user).count(),
+        "runs": MemoryRun.objects.filter(memory__end_user=end_user).count(),
+        "consent": consent_of(end_user),
+    }
+
+
+def conversation_for_agent(agent: Agent, public_id: str) -> Conversation | None:
+    return Conversation.objects.filter(agent=agent, public_id=public_id).select_related("end_user", "version").first()
+
+
+def transcript(conversation: Conversation) -> list[dict]:
+    """The conversation's messages and action runs, in order, for the transcript page."""
+    items = [
+        {"at": m.created_at, "kind": m.kind, "label": m.get_kind_display(), "text": m.text, "id": m.pk}
+        for m in conversation.messages.order_by("created_at", "id")
+    ]
+    items += [
+        {
+            "at": a.created_at,
+            "kind": "action",
+            "label": "Action",
+            "text": f"{a.name}: {a.status}",
+            "status": a.status,
+            "id": a.pk,
+        }
+        for a in conversation.action_runs.order_by("created_at", "id")
+    ]
+    return sorted(items, key=lambda item: (item["at"], item["kind"] == "action", item["id"]))

@@ -1,0 +1,273 @@
+"""Reads for memories: due work for the sweep, what a run reads, one end user's memory, the list of
+who is remembered (one keyset-paged read for the API and the tab) and the API's read of one memory."""
+
+import base64
+import binascii
+import functools
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from django.db.models import F, Min, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from agents.errors import AppError
+from agents.models import ActionRun, Agent, Conversation, EndUser, Message
+from memory.models import Memory
+
+MAX_MESSAGES_PER_RUN = 200
+MAX_CONTEXT_REPLIES = 20
+
+
+def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
+    """End users (ids) with a conversation whose quiet window has ended (`memory.store.due`'s)."""
+    from memory.store.due import due_end_users
+
+    return due_end_users(now=now, limit=limit)
+
+
+def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime) -> datetime:
+    """How far a run may read: up to now, but never into a chat that is still active (its
+    last activity is within its quiet window), so nothing is written while a chat is active (R11)."""
+    from memory.store.due import active_conversations
+
+    active = active_conversations(end_user.pk, now)
+    if not active:
+        return now
+    unread = Message.objects.filter(conversation_id__in=active)
+    if read_from is not None:
+        unread = unread.filter(created_at__gt=read_from)
+    earliest = unread.aggregate(first=Min("created_at"))["first"]
+    return min(now, earliest) if earliest else now
+
+
+def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: datetime) -> dict:
+    """What a run may read (R12): the person's own messages and the action runs, only from
+    conversations that used memory, after `read_from` and before `read_to`; the agent's replies
+    in that span as context. Each item names the version its chat began on (`version_id`), which
+    it is read under (with the published one, `writer.stricter_config`). Tool results, files and web pages are never selected."""
+    span = Q(created_at__lt=read_to)
+    if read_from is not None:
+        span &= Q(created_at__gt=read_from)
+    in_memory_chats = Q(conversation__end_user=end_user, conversation__uses_memory=True)
+    messages = list(
+        Message.objects.filter(in_memory_chats, span, kind=Message.Kind.USER)
+        .order_by("created_at", "id")
+        .values("id", "text", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
+    )
+    # When the person typed more than one run reads, the rest waits for the next run.
+    if len(messages) == MAX_MESSAGES_PER_RUN:
+        read_to = messages[-1]["created_at"]
+        span = Q(created_at__lte=read_to) & (Q(created_at__gt=read_from) if read_from else Q())
+    actions = list(
+        ActionRun.objects.filter(in_memory_chats, span)
+        .order_by("created_at", "id")
+        .values("id", "name", "status", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
+    )
+    replies = list(
+        Message.objects.filter(in_memory_chats, span, kind=Message.Kind.AGENT)
+        .order_by("-created_at", "-id")
+        .values("text", "created_at", version_id=F("conversation__version_id"))[:MAX_CONTEXT_REPLIES]
+    )[::-1]
+    return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
+
+
+def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, dict]:
+    """`writer_input` for several end users at once, each from their memory's `read_up_to` (a
+    caller that read the memory rows before compares them under the lock before writing) up to
+    `read_to`, in three queries of the same shape whatever their number. Each end user's
+    messages, actions and replies are cut to `writer_input`'s limits, in its order; an end user
+    with more messages than one run reads comes back with exactly MAX_MESSAGES_PER_RUN of them,
+    for the caller to give to `writer_input` instead."""
+    if not end_user_ids:
+        return {}
+    end_user = F("conversation__end_user_id")
+    read_from = F("conversation__end_user__memory__read_up_to")
+    span = Q(conversation__end_user_id__in=end_user_ids, conversation__uses_memory=True, created_at__lt=read_to) & (
+        Q(conversation__end_user__memory__read_up_to__isnull=True) | Q(created_at__gt=read_from)
+    )
+
+    def first(queryset: QuerySet, limit: int, *, newest: bool = False) -> QuerySet:
+        order = [F("created_at").desc(), F("id").desc()] if newest else [F("created_at").asc(), F("id").asc()]
+        return queryset.annotate(
+            end_user_pk=end_user, nth=Window(RowNumber(), partition_by=end_user, order_by=order)
+        ).filter(nth__lte=limit)
+
+    out = {pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk in end_user_ids}
+    messages = first(Message.objects.filter(span, kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
+    for row in messages.order_by("created_at", "id").values(
+        "id", "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")
+    ):
+        out[row.pop("end_user_pk")]["messages"].append(row)
+    actions = first(ActionRun.objects.filter(span), MAX_MESSAGES_PER_RUN)
+    for row in actions.order_by("created_at", "id").values(
+        "id", "name", "status", "created_at", "end_user_pk", version_id=F("conversation__version_id")
+    ):
+        out[row.pop("end_user_pk")]["actions"].append(row)
+    replies = first(Message.objects.filter(span, kind=Message.Kind.AGENT), MAX_CONTEXT_REPLIES, newest=True)
+    for row in replies.order_by("created_at", "id").values(
+        "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")
+    ):
+        out[row.pop("end_user_pk")]["replies"].append(row)
+    return out
+
+
+def memory_of(end_user: EndUser | int) -> Memory | None:
+    """One end user's memory row (by instance or id), or None when none was ever written: the
+    one read of "their memory" for the note, the tab, their own commands and erase."""
+    return Memory.objects.filter(end_user=end_user).first()
+
+
+def memories_of(end_users: Iterable[EndUser]) -> dict[int, Memory]:
+    """The memory rows of several end users in one query, by end-user id; one without a row is absent."""
+    return {memory.end_user_id: memory for memory in Memory.objects.filter(end_user_id__in=[e.pk for e in end_users])}
+
+
+# --- Who is remembered: one definition and one keyset cursor for the tab and the API ---------
+
+
+def memories_present(agent) -> QuerySet[Memory]:
+    """A memory exists for readers while it has lines or records a stop; a deleted one is empty
+    (`memories_page` states the same in SQL)."""
+    return Memory.objects.filter(agent=agent).filter(~Q(text="") | Q(stopped_at__isnull=False))
+
+
+def memory_cursor(memory: Memory) -> str:
+    return _encode_cursor(memory.updated_at, memory.pk)
+
+
+def _encode_cursor(at: datetime, pk: int) -> str:
+    return base64.urlsafe_b64encode(f"{at.isoformat()}|{pk}".encode()).decode().rstrip("=")
+
+
+def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
+    """(updated_at, id) from a cursor made by `memory_cursor` or `memories_page_cursor`, or AppError
+    `invalid_cursor`."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, _, pk = raw.partition("|")
+        at = parse_datetime(when)
+        if at is None or timezone.is_naive(at):
+            raise ValueError("not an aware time")
+        return at, int(pk)
+    except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
+        raise AppError(
+            "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
+        ) from None
+
+
+# --- The REST API's hot reads: one plain SQL statement each ----------------------------------
+# memory.get and a page of agent.memories() are the API's most frequent calls (the page is also
+# the Memory tab's list of who was remembered last). Building the ORM
+# query (three correlated subqueries) cost more than running it, so these two are written once as
+# SQL over the same tables and indexes; tests/memory/test_api.py proves they answer what the ORM
+# reads answered, and counts their queries.
+
+
+@functools.cache
+def _read_sql() -> tuple[str, str]:
+    from consent.models import Consent
+
+    columns = f"""
+        eu.id, eu.external_id, eu.last_chat_at,
+        m.id, m.text, m.stopped_at, m.updated_at, m.read_up_to, m.last_run,
+        (SELECT c.agreed_at FROM {Consent._meta.db_table} c
+          WHERE c.end_user_id = eu.id AND c.agreed_at IS NOT NULL),
+        (SELECT count(*) FROM {Conversation._meta.db_table} cv
+          WHERE cv.end_user_id = eu.id
+            AND EXISTS (SELECT 1 FROM {Message._meta.db_table} msg WHERE msg.conversation_id = cv.id))"""
+    tables = {"agent": Agent._meta.db_table, "end_user": EndUser._meta.db_table, "memory": Memory._meta.db_table}
+    one = (
+        f"SELECT a.id, {columns} FROM {tables['agent']} a "
+        f"LEFT JOIN {tables['end_user']} eu ON eu.agent_id = a.id AND eu.external_id = %s "
+        f"LEFT JOIN {tables['memory']} m ON m.end_user_id = eu.id "
+        "WHERE a.public_id = %s AND a.team_id = %s"
+    )
+    page = (
+        f"SELECT {columns} FROM {tables['memory']} m JOIN {tables['end_user']} eu ON eu.id = m.end_user_id "
+        "WHERE m.agent_id = %s AND (m.text <> '' OR m.stopped_at IS NOT NULL) {keyset} "
+        "ORDER BY m.updated_at DESC, m.id DESC LIMIT %s"
+    )
+    return one, page
+
+
+def _aware(value):
+    """A datetime from the driver (PostgreSQL gives an aware one; SQLite text, or a naive UTC one
+    through Django's converter), aware, in UTC."""
+    if value is None:
+        return value
+    parsed = value if isinstance(value, datetime) else parse_datetime(value)
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+
+
+def _last_run(value):
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def _api_read(row) -> dict:
+    (_, external_id, last_chat_at, memory_id, text, stopped_at, updated_at, read_up_to, last_run, agreed_at, chats) = (
+        row
+    )
+    return {
+        "endUserId": external_id,
+        "text": text or "",
+        "stopped": stopped_at is not None,
+        "updatedAt": _aware(updated_at),
+        "readUpTo": _aware(read_up_to),
+        "lastRun": _last_run(last_run),
+        "stoppedAt": _aware(stopped_at),
+        "agreedAt": _aware(agreed_at),
+        "lastChatAt": _aware(last_chat_at),
+        "conversations": chats or 0,
+        "_key": (_aware(updated_at), memory_id),
+    }
+
+
+def api_memory_read(*, team_id: int, agent_public_id: str, external_id: str) -> tuple[bool, dict | None]:
+    """(the agent is the team's, the read of that end user's memory with its R21 fields) in one
+    statement, through the agent's public id, the end user's (agent, external_id) index and the
+    memory's end-user index. An end user the agent never met reads None; a known one without a
+    memory row reads empty text and the fields that apply."""
+    from django.db import connection
+
+    one, _ = _read_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(one, [external_id, agent_public_id, team_id])
+        row = cursor.fetchone()
+    if row is None:
+        return False, None
+    if row[1] is None:
+        return True, None
+    return True, _api_read(row[1:])
+
+
+def memories_page(
+    *, agent_id: int, limit: int, before: datetime | None = None, after_key: tuple[datetime, int] | None = None
+) -> tuple[list[dict], bool]:
+    """(a page of present memories, whether more follow): newest change first, keyset on
+    (updated_at, id) through the (agent, -updated_at, -id) index (never OFFSET), with each one's
+    R21 fields: one statement. The list for the API and the Memory tab."""
+    from django.db import connection
+
+    _, page = _read_sql()
+    keyset, params = "", [agent_id]
+    # Raw SQL: times go in as the ORM would store them (SQLite keeps naive UTC text, and an aware
+    # value's "+00:00" would make the text comparison keep the row named by `before`).
+    at = connection.ops.adapt_datetimefield_value
+    if after_key is not None:
+        keyset = "AND m.updated_at <= %s AND (m.updated_at < %s OR m.id < %s)"
+        params += [at(after_key[0]), at(after_key[0]), after_key[1]]
+    elif before is not None:
+        keyset = "AND m.updated_at < %s"
+        params.append(at(before))
+    with connection.cursor() as cursor:
+        cursor.execute(page.replace("{keyset}", keyset), params + [limit + 1])
+        rows = [_api_read(row) for row in cursor.fetchall()]
+    return rows[:limit], len(rows) > limit
+
+
+def memories_page_cursor(read: dict) -> str:
+    """The cursor after a read from `memories_page`, for its `after_key` (via `memory_cursor_decode`)."""
+    return _encode_cursor(*read["_key"])

@@ -1,0 +1,254 @@
+"""Quiet-window runs in batches: what `writer.run_quiet_window` does for one end user, for several
+at once, with the same guarantees and a fraction of the queries.
+
+The sweep queues one task per `batch_size()` end users (BATCH_SIZE with the offline engine, one with
+a model, whose calls take seconds). A batch reads everything it needs in a fixed
+number of queries (the end users with their agents' published configs, their memory rows, their
+active chats, what each may read, the versions those chats began on), asks the engine and the
+guards for each end user exactly as a single run does (`writer.propose_read`), then commits every
+change in one transaction: the memory rows are locked together (in id order, so two batches never
+deadlock), each one is compared with what was read, and each change goes through
+`commit.memory_commit` (the one owner of memory writes) with its audit row, due queue and notes
+written together by a `CommitBatch`.
+
+Whatever a batch cannot do simply goes to the single run, one end user at a time: a pending
+forget, a chat still active (its cutoff is the single run's), a memory changed since it was read,
+an engine failure (recorded with its backoff), or a commit the database refused (a tie on
+`updated_at` with another process rolls the batch back and it is committed again with the free
+times read anew from a random point within the next 2 ms; after COMMIT_ATTEMPTS ties, or any
+other refusal, each end user runs alone).
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import DatabaseError, IntegrityError, models, transaction
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+
+from agents.engines import EngineError
+from agents.models import AgentVersion, EndUser
+from memory.models import Memory, MemoryRun
+from memory.store import due
+from memory.store.commit import TIE_CONSTRAINT, CommitBatch, memory_commit
+from memory.store.selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
+from memory.writer.run import _record_failure, propose_read, run_quiet_window
+
+COMMIT_ATTEMPTS = 4  # a tie on updated_at with another process: read the free times again
+RETRY_SPREAD_MICROSECONDS = 2000  # ... from a random point within the next 2 ms (a time of change, 2 ms late at most)
+BATCH_SIZE = 25  # end users per task at most: large enough to share the reads, small enough to hold locks briefly
+
+
+def batch_size() -> int:
+    """End users per task with the configured engine: BATCH_SIZE with the offline rules (CPU,
+    milliseconds a person); one with a model, whose calls take seconds (a batch would wait on them
+    one after another, and could outlast the cluster's timeout before it commits anything)."""
+    from memory.writer.run import get_engine  # the writer's, which tests may swap
+
+    return max(1, min(BATCH_SIZE, getattr(get_engine(), "batch_size", 1)))
+
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Pending:
+    memory: Memory  # as read: the commit checks that nobody changed it since
+    outcome: object
+    results: list
+    inp: dict
+    started: float
+
+
+def _end_users(end_user_ids) -> list[EndUser]:
+    """The end users with their agent, team and the agent's published config, in one query."""
+    published = AgentVersion.objects.newest_of(OuterRef("agent_id")).values("config")
+    return list(
+        EndUser.objects.select_related("agent__team")
+        .filter(pk__in=list(end_user_ids))
+        .annotate(published_config=Subquery(published, output_field=models.JSONField()))
+        .order_by("pk")
+    )
+
+
+def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
+    """Their memory rows (end user id -> row), those missing created empty together. A row another
+    process created first is read back; one whose `updated_at` tied with another process's is
+    created again from a random point within the next few milliseconds (then, still missing, it is
+    left to the single run)."""
+    rows = memories_of(end_users)
+    for attempt in range(COMMIT_ATTEMPTS):
+        missing = [e for e in end_users if e.pk not in rows]
+        if not missing:
+            break
+        free = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt else 0)
+        Memory.objects.bulk_create(
+            [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.updated_at_for(e.agent_id, now)) for e in missing],
+            ignore_conflicts=True,  # created meanwhile, or a tie on updated_at: read back, then again
+        )
+        rows.update(memories_of(missing))
+    return rows
+
+
+def _version_configs(inputs: dict[int, dict]) -> dict:
+    ids = {item.get("version_id") for inp in inputs.values() for key in ("messages", "actions") for item in inp[key]}
+    ids.discard(None)
+    return dict(AgentVersion.objects.filter(pk__in=ids).values_list("pk", "config")) if ids else {}
+
+
+def _unchanged(locked: Memory, read: Memory) -> bool:
+    return (
+        locked.read_up_to == read.read_up_to
+        and locked.text == read.text
+        and locked.stopped_at is None
+        and locked.forget_pending == read.forget_pending
+    )
+
+
+def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None) -> list[MemoryRun]:
+    """`writer.run_quiet_window` for each of `end_user_ids` (see the module's docstring). Returns
+    the audit rows written, in no particular order."""
+    now = now or timezone.now()
+    finished: dict[int, bool] = {}  # nothing to read: no longer due
+    alone: list[int] = []  # for the single run
+    rows: list[MemoryRun] = []
+
+    live = []
+    for end_user in _end_users(end_user_ids):
+        if not end_user.published_config["memorySettings"]["on"] or not end_user.agent.team.has_memory:
+            finished[end_user.pk] = False
+        else:
+            live.append(end_user)
+    memories = _memory_rows(live, now)
+    active = due.active_conversations_many([e.pk for e in live], now)
+    readable = []
+    for end_user in live:
+        memory = memories.get(end_user.pk)
+        if memory is None or memory.forget_pending or end_user.pk in active:
+            alone.append(end_user.pk)
+        elif memory.stopped_at is not None:
+            finished[end_user.pk] = False
+        else:
+            readable.append(end_user.pk)
+    inputs = writer_inputs(end_user_ids=readable, read_to=now)
+    versions = _version_configs(inputs)
+    configs = {e.pk: e.published_config for e in live}
+
+    pending: dict[int, _Pending] = {}
+    for pk, inp in inputs.items():
+        if not inp["messages"] and not inp["actions"]:
+            finished[pk] = False
+            continue
+        if len(inp["messages"]) == MAX_MESSAGES_PER_RUN:  # a backlog: the single run reads it part by part
+            alone.append(pk)
+            continue
+        memory, started = memories[pk], time.monotonic()
+        try:
+            outcome, results = propose_read(
+                lines=memory.lines, inp=inp, published=configs[pk], versions=versions, now=now, engine=engine
+            )
+        except EngineError as exc:
+            end_user = next(e for e in live if e.pk == pk)
+            rows.append(
+                _record_failure(
+                    end_user=end_user,
+                    exc=exc,
+                    now=now,
+                    started=started,
+                    read_from=memory.read_up_to,
+                    kind=MemoryRun.Kind.QUIET,
+                    engine=engine,
+                )
+            )
+            continue
+        pending[pk] = _Pending(memory=memory, outcome=outcome, results=results, inp=inp, started=started)
+
+    committed, changed = _commit_with_retries(pending, finished, now)
+    rows.extend(committed)
+    alone.extend(changed)
+    for pk in alone:
+        row = run_quiet_window(end_user_id=pk, now=now, engine=engine)
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
+def _commit_with_retries(
+    pending: dict[int, _Pending], finished: dict[int, bool], now: datetime
+) -> tuple[list[MemoryRun], list[int]]:
+    """(the audit rows written, the end users left to the single run). A tie on `updated_at` with
+    another process rolls the transaction back: it is tried again (the free times read anew), up to
+    COMMIT_ATTEMPTS times; any other refusal, or a last tie, leaves the whole batch to the single run."""
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        changed: list[int] = []
+        try:
+            with transaction.atomic():
+                return _commit(pending, finished, now, changed, retry=attempt > 1), changed
+        except IntegrityError as exc:
+            if TIE_CONSTRAINT not in str(exc) and "memory_memory.updated_at" not in str(exc):
+                log.warning(
+                    "memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending)
+                )
+                break
+            if attempt == COMMIT_ATTEMPTS:
+                log.warning(
+                    "memory batch tied on updated_at %d times; running its %d end users one by one",
+                    attempt,
+                    len(pending),
+                )
+        except DatabaseError as exc:
+            log.warning(
+                "memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending)
+            )
+            break
+    if finished:
+        due.finish_many(finished, now)
+    return [], list(pending)
+
+
+def _commit(
+    pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int], *, retry: bool = False
+) -> list[MemoryRun]:
+    batch = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if retry else 0)
+    locked = {
+        m.pk: m
+        for m in Memory.objects.select_for_update()
+        .filter(pk__in=[p.memory.pk for p in pending.values()])
+        .order_by("pk")
+    }
+    rows = []
+    for pk, item in pending.items():
+        memory, inp, outcome, results = locked.get(item.memory.pk), item.inp, item.outcome, item.results
+        if memory is None or not _unchanged(memory, item.memory):
+            alone.append(pk)  # changed since it was read: read again, alone
+            continue
+        read_to = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+        row = memory_commit(
+            memory,
+            now=now,
+            kind=MemoryRun.Kind.QUIET,
+            lines=outcome.lines,
+            read_to=read_to,
+            run={
+                "engine": results[0].engine if results else "",
+                "dropped": dict(outcome.dropped),
+                "messages_read": len(inp["messages"]),
+                "actions_read": len(inp["actions"]),
+                "read_from": item.memory.read_up_to,
+                "read_to": read_to,
+                "duration_ms": int((time.monotonic() - item.started) * 1000),
+                "input_tokens": sum(r.input_tokens for r in results),
+                "output_tokens": sum(r.output_tokens for r in results),
+            },
+            last_run=True,
+            last_failure=None,
+            due_state="finish",
+            more_to_read=inp["read_to"] < now,
+            batch=batch,
+        )
+        rows.append(row)
+    batch.finished.update({pk: more for pk, more in finished.items() if pk not in batch.finished})
+    batch.flush()
+    return [row for row in rows if row is not None]

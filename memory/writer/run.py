@@ -1,0 +1,477 @@
+"""The memory writer: what a quiet-window run reads, what it asks the model, and the guards in
+code that every operation passes after the model (R6, R7, R12, R14), then one short write under a
+row lock (R15).
+
+The same `apply_operations` serves the quiet-window run, Try (which saves nothing) and Apply
+(review mode: no line may be added).
+"""
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from agents.engines import EngineError, EngineResult, get_engine
+from agents.models import AgentVersion, EndUser
+from memory import guards as policy
+from memory.guards.instructions import REVIEW_INSTRUCTIONS, layered_instructions
+from memory.models import Memory, MemoryRun
+from memory.store import due
+from memory.store.commit import UNSET, memory_commit, memory_locked, memory_row_for
+from memory.store.selectors import read_cutoff, writer_input
+from memory.writer.dates import short_date
+from memory.writer.schema import OUTPUT_SCHEMA
+
+TASK = "memory_operations"
+OPS = ("keep", "add", "replace", "remove")
+RETRY_BACKOFF_MINUTES = (1, 5, 15)  # after a failed run; then the failure shows on the Memory tab
+CONTEXT_NOTE = "The agent's reply: context only, never a source."
+
+
+@dataclass
+class Outcome:
+    """What a set of operations did to the lines, after the guards."""
+
+    before: list[str]
+    lines: list[str]
+    added: int = 0
+    replaced: int = 0
+    removed: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    changes: list[dict] = field(default_factory=list)  # for Try's before/after: {"op", "old", "new"}
+
+    @property
+    def changed(self) -> bool:
+        return self.lines != self.before
+
+
+def malformed(what: str) -> EngineError:
+    return EngineError(f"The model's answer does not follow the output contract: {what}.", code="model_malformed")
+
+
+def _clean_text(value: Any) -> str:
+    return " ".join(str(value).split()) if isinstance(value, str) else ""
+
+
+def apply_operations(
+    lines: list[str],
+    operations: Any,
+    *,
+    allowed_sources: set[str],
+    opened: frozenset[str],
+    review: bool = False,
+    offered: dict[str, dict] | None = None,
+) -> Outcome:
+    """Apply the model's operations to `lines`, enforcing in code what the model was asked:
+
+    - an add or replace must cite sources, all among the messages and actions it was given (R12);
+    - no line with a secret (R7), an excluded category not opened by the team (R13, R14), or too long;
+    - at most MAX_LINES lines (R6); in review mode (Apply) nothing is added (R19).
+    Anything the guards refuse is dropped and counted by reason, without its words. An answer that
+    does not follow the output contract (no list, an unknown operation, a line that does not exist,
+    one line named twice, an add without text) is an engine failure (EngineError model_malformed):
+    the run is retried later and nothing is read. Lines the operations do not mention are kept."""
+    if not isinstance(operations, list):
+        raise malformed("no list of operations")
+    out = Outcome(before=list(lines), lines=[])
+    current: dict[int, str | None] = {n: line for n, line in enumerate(lines, start=1)}
+    touched: set[int] = set()
+    additions: list[str] = []
+
+    def refuse(reason: str) -> None:
+        out.dropped[reason] += 1
+
+    for op in operations:
+        if not isinstance(op, dict) or op.get("op") not in OPS:
+            raise malformed("an operation is not one of keep, add, replace, remove")
+        kind, number = op["op"], op.get("line")
+        if kind in ("keep", "replace", "remove"):
+            if not isinstance(number, int) or isinstance(number, bool) or number not in current:
+                raise malformed("an operation names a line that does not exist")
+            if number in touched:
+                raise malformed("two operations name the same line")
+        if kind == "keep":
+            touched.add(number)
+            continue
+        if kind == "remove":
+            touched.add(number)
+            out.changes.append({"op": "remove", "old": current[number], "new": None})
+            current[number] = None
+            out.removed += 1
+            continue
+        if kind == "add" and review:
+            refuse("added_in_review")
+            continue
+        text = _clean_text(op.get("text"))
+        if not text:
+            raise malformed("an add or replace has no text")
+        sources = op.get("sources")
+        if not review and (
+            not isinstance(sources, list) or not sources or not set(map(str, sources)) <= allowed_sources
+        ):
+            refuse("unsourced")
+            continue
+        reason = policy.line_refusal(text, opened=opened)
+        if not reason and offered is not None and not review:  # R12: only what the cited sources say
+            reason = policy.source_refusal(text, [offered[str(s)] for s in sources if str(s) in offered])
+        if reason:
+            refuse(reason)
+            continue
+        if kind == "replace":
+            touched.add(number)
+            if text != current[number]:
+                out.changes.append({"op": "replace", "old": current[number], "new": text})
+                current[number] = text
+                out.replaced += 1
+            continue
+        existing = {(line or "").casefold() for line in current.values()} | {a.casefold() for a in additions}
+        if text.casefold() in existing:
+            continue  # already there: nothing to add
+        additions.append(text)
+
+    kept = [line for line in current.values() if line is not None]
+    room = max(0, policy.MAX_LINES - len(kept))
+    for text in additions[:room]:
+        out.changes.append({"op": "add", "old": None, "new": text})
+    if len(additions) > room:
+        out.dropped["too_many_lines"] += len(additions) - room
+    out.lines = kept + additions[:room]
+    out.added = min(len(additions), room)
+    return out
+
+
+def build_payload(
+    *, lines: list[str], inp: dict, action_labels: dict[str, str], settings: dict, today, mode: str
+) -> dict:
+    """Exactly what the model (or the offline rules) receives. Tool results, files and web pages
+    are not in it: the selector never reads them (R12)."""
+    return {
+        "mode": mode,
+        "today": today.isoformat(),
+        "instructions": {"default": "see system prompt", "team": settings.get("instructions", "")},
+        "lines": [{"n": n, "text": text} for n, text in enumerate(lines, start=1)],
+        "messages": [
+            {
+                "id": f"m{m['id']}",
+                "at": m["created_at"].isoformat(),
+                "day": short_date(m["created_at"], today),
+                "text": m["text"],
+            }
+            for m in inp.get("messages", [])
+        ],
+        "actions": [
+            {
+                "id": f"a{a['id']}",
+                "at": a["created_at"].isoformat(),
+                "day": short_date(a["created_at"], today),
+                "name": a["name"],
+                "label": action_labels.get(a["name"]) or a["name"].replace("_", " ").capitalize(),
+                "status": a["status"],
+            }
+            for a in inp.get("actions", [])
+        ],
+        "context": [{"role": "agent", "text": r["text"][:1000], "note": CONTEXT_NOTE} for r in inp.get("replies", [])],
+    }
+
+
+def propose(
+    *, lines: list[str], inp: dict, config: dict, now: datetime, mode: str = "write", engine=None, opened=None
+) -> tuple[Outcome, EngineResult]:
+    """Ask the engine for operations and pass them through the guards. Saves nothing. `opened`
+    (the excluded categories the team's instructions open) defaults to the config's own."""
+    settings = config["memorySettings"]
+    labels = {a["name"]: a["label"] for a in config.get("actions", [])}
+    today = timezone.localtime(now).date()
+    payload = build_payload(lines=lines, inp=inp, action_labels=labels, settings=settings, today=today, mode=mode)
+    system = layered_instructions(settings.get("instructions", ""))
+    if mode == "review":
+        system += "\n" + REVIEW_INSTRUCTIONS
+    result = (engine or get_engine()).structured(task=TASK, system=system, payload=payload, schema=OUTPUT_SCHEMA)
+    operations = result.data.get("operations") if isinstance(result.data, dict) else None
+    allowed = {m["id"] for m in payload["messages"]} | {a["id"] for a in payload["actions"]}
+    outcome = apply_operations(
+        lines,
+        operations,
+        allowed_sources=allowed,
+        offered=policy.sources_from_payload(payload),
+        opened=policy.categories_opened_by(settings.get("instructions", "")) if opened is None else opened,
+        review=mode == "review",
+    )
+    return outcome, result
+
+
+# --- Which version a chat is read under (R2) ----------------------------------------------------
+
+
+def stricter_config(chat: dict, published: dict) -> tuple[dict, frozenset[str]]:
+    """The configuration a chat's words are read under: the stricter of the version the chat began
+    on and the published one. The person was told the older notice and consent, so widening never
+    reaches back into what they said before it; narrowing applies at once (Apply is the tool for
+    what is already kept). Both instructions go to the model (each narrowing holds), and the
+    guards open only the categories both open. Returns (config, opened categories)."""
+    mine = published["memorySettings"].get("instructions", "") or ""
+    theirs = chat["memorySettings"].get("instructions", "") or ""
+    opened_now = policy.categories_opened_by(mine)
+    if theirs == mine:
+        return published, opened_now
+    settings = {**published["memorySettings"], "instructions": "\n".join(x for x in (theirs, mine) if x)}
+    return {**published, "memorySettings": settings}, opened_now & policy.categories_opened_by(theirs)
+
+
+def by_version(inp: dict) -> list[tuple[int | None, dict]]:
+    """The writer input split by the version each chat began on, in the order they were said."""
+    groups: dict = {}
+    for key in ("messages", "actions"):
+        for item in inp.get(key, []):
+            group = groups.setdefault(
+                item.get("version_id"), {"messages": [], "actions": [], "replies": [], "first": item["created_at"]}
+            )
+            group[key].append(item)
+            group["first"] = min(group["first"], item["created_at"])
+    for reply in inp.get("replies", []):
+        if reply.get("version_id") in groups:
+            groups[reply["version_id"]]["replies"].append(reply)
+    return sorted(groups.items(), key=lambda kv: kv[1]["first"])
+
+
+def forgotten(line: str, pending: dict | None) -> bool:
+    """A line a pending "forget" excludes: one of the lines it removed, or about what it named."""
+    if not pending:
+        return False
+    from memory.store.end_user_requests import lines_about  # the matching rules of the end user's own requests
+
+    if line in pending.get("lines", []):
+        return True
+    return any(lines_about(subject, [line]) for subject in pending.get("subjects", []))
+
+
+def propose_read(
+    *,
+    lines: list[str],
+    inp: dict,
+    published: dict,
+    versions: dict,
+    now: datetime,
+    engine=None,
+    forget: dict | None = None,
+) -> tuple[Outcome, list[EngineResult]]:
+    """What a run (or Try) makes of `inp`: each chat read under the stricter of its own version
+    (`versions`: id -> config) and `published`, part by part; lines a pending forget excludes are
+    dropped (counted as "forgotten"). Saves nothing."""
+    before, results, total = list(lines), [], None
+    for version_id, group in by_version(inp):
+        config, opened = stricter_config(versions.get(version_id) or published, published)
+        outcome, result = propose(lines=lines, inp=group, config=config, now=now, engine=engine, opened=opened)
+        results.append(result)
+        if forget:
+            kept = [line for line in outcome.lines if line in before or not forgotten(line, forget)]
+            outcome.dropped["forgotten"] += len(outcome.lines) - len(kept)
+            outcome.changes = [c for c in outcome.changes if c["new"] is None or c["new"] in kept]
+            outcome.lines = kept
+        lines = outcome.lines
+        if total is None:
+            total = outcome
+        else:
+            total.dropped += outcome.dropped
+            total.changes += outcome.changes
+        total.lines = lines
+    if total is None:
+        total = Outcome(before=before, lines=before)
+    total.before = before
+    counts = _line_counts(before, total.lines)
+    total.added, total.replaced, total.removed = counts["added"], counts["replaced"], counts["removed"]
+    return total, results
+
+
+def _line_counts(before: list[str], after: list[str]) -> dict:
+    before_set, after_set = set(before), set(after)
+    removed = len([line for line in before if line not in after_set])
+    added = len([line for line in after if line not in before_set])
+    replaced = min(added, removed)
+    return {"added": added - replaced, "replaced": replaced, "removed": removed - replaced}
+
+
+def _published_config(agent) -> dict:
+    return AgentVersion.objects.newest_of(agent).values_list("config", flat=True).first()
+
+
+def version_configs(inp: dict) -> dict:
+    ids = {item.get("version_id") for key in ("messages", "actions") for item in inp.get(key, [])}
+    return dict(AgentVersion.objects.filter(pk__in=[i for i in ids if i]).values_list("pk", "config"))
+
+
+# --- The quiet-window run ----------------------------------------------------------------------
+
+
+def _record_failure(
+    *, end_user: EndUser, exc: EngineError, now: datetime, started: float, read_from, kind: str, engine
+) -> MemoryRun:
+    with memory_locked(end_user, now) as memory:
+        attempts = (memory.last_failure or {}).get("attempts", 0) + 1
+        retry_at = (
+            now + timedelta(minutes=RETRY_BACKOFF_MINUTES[attempts - 1])
+            if attempts <= len(RETRY_BACKOFF_MINUTES)
+            else None
+        )
+        # After the last retry: given up until their next chat; the Memory tab shows last_failure.
+        return memory_commit(
+            memory,
+            now=now,
+            kind=kind,
+            status=MemoryRun.Status.FAILED,
+            run={
+                "engine": (engine or get_engine()).name,
+                "error": exc.code[:200],
+                "attempt": attempts,
+                "read_from": read_from,
+                "duration_ms": int((time.monotonic() - started) * 1000),
+            },
+            last_failure={"at": now.isoformat(), "code": exc.code, "attempts": attempts},
+            due_state="defer",
+            retry_at=retry_at,
+        )
+
+
+def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetime | None, datetime]:
+    """(from, to) of what a run may read now: after `read_up_to`; never into a chat that is still
+    active (R11); and a pending forget's part on its own, so what they said after it is read
+    without its exclusion."""
+    read_from = memory.read_up_to
+    cutoff = read_cutoff(end_user=end_user, read_from=read_from, now=now)
+    pending = memory.forget_pending
+    if pending:
+        before = parse_datetime(pending["before"]) + timedelta(microseconds=1)
+        cutoff = min(cutoff, before)
+    return read_from, cutoff
+
+
+def unread_parts(
+    *, memory: Memory | None, end_user: EndUser, now: datetime, include_open: bool = False, limit: int = 5
+) -> tuple[list[tuple[dict, dict | None]], bool]:
+    """What the next quiet-window runs would read, in order, as `run_quiet_window` reads it: from
+    `read_up_to` (so nothing already read comes back, and no team correction or deleted line is
+    undone by an old chat), never into a chat still active (unless `include_open`), a pending
+    forget's part on its own with the forget, then the rest without it. Each part is (writer input,
+    the pending forget it is read with); at most `limit` parts, and whether more remain unread.
+    Reads only: Try (`memory.tools.trial`) previews with it what a run would write."""
+    read_from = memory.read_up_to if memory else None
+    pending = memory.forget_pending if memory else None
+    cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=read_from, now=now)
+    parts: list[tuple[dict, dict | None]] = []
+    for _ in range(limit + 1):  # one more step may let a read-past forget go without a part
+        before = parse_datetime(pending["before"]) if pending else None
+        part_cutoff = min(cutoff, before + timedelta(microseconds=1)) if before else cutoff
+        inp = writer_input(end_user=end_user, read_from=read_from, read_to=part_cutoff)
+        read_past_forget = before is not None and inp["read_to"] > before
+        if not inp["messages"] and not inp["actions"]:
+            if read_past_forget:  # the forget's part is read: let it go, as a run does
+                pending = None
+                continue
+            return parts, False
+        if len(parts) == limit:
+            return parts, True
+        parts.append((inp, pending))
+        read_from = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+        if read_past_forget:
+            pending = None
+        elif inp["read_to"] >= cutoff:
+            return parts, False
+    return parts, True
+
+
+def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=None) -> MemoryRun | None:
+    """Read what the person typed and which actions ran since `read_up_to`, and update their memory.
+
+    Guarantees: nothing of a chat that is still active is read (R11); each part is read once
+    (`read_up_to` only moves forward, and the write checks that no other run moved it first); each
+    chat is read under the stricter of its own version and the published one (R2); a pending
+    forget's part is read with the forgotten fact excluded; a stopped memory, memory off or a plan
+    without memory writes nothing; a model failure, a malformed answer included, leaves the text
+    and `read_up_to` as they were, records a failed run, and retries later with backoff.
+    Idempotent: a second delivery of the same task finds nothing new. Returns the audit row, or
+    None when there was nothing to do. The change itself is `commit.memory_commit`'s."""
+    now = now or timezone.now()
+    end_user = EndUser.objects.select_related("agent__team").filter(pk=end_user_id).first()
+    if end_user is None:  # erased since the task was queued
+        return None
+    config = _published_config(end_user.agent)
+    if not config["memorySettings"]["on"] or not end_user.agent.team.has_memory:
+        due.finish(end_user.pk, now, more_to_read=False)
+        return None
+    memory = memory_row_for(end_user, now)
+    for _ in range(3):  # another run may write between our read and our write: read again
+        if memory.stopped_at is not None:
+            due.finish(end_user.pk, now, more_to_read=False)
+            return None
+        read_from, cutoff = read_span(memory, end_user, now)
+        inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
+        pending = memory.forget_pending
+        if not inp["messages"] and not inp["actions"]:
+            if pending and inp["read_to"] > parse_datetime(pending["before"]):
+                with memory_locked(end_user, now) as locked:  # the forget's part is read: let it go
+                    if locked.forget_pending == pending:
+                        memory_commit(locked, now=now, kind=MemoryRun.Kind.QUIET, forget=None, audit=False)
+                memory = locked
+                continue
+            due.finish(end_user.pk, now, more_to_read=False)
+            return None
+        started = time.monotonic()
+        try:
+            outcome, results = propose_read(
+                lines=memory.lines,
+                inp=inp,
+                published=config,
+                versions=version_configs(inp),
+                now=now,
+                engine=engine,
+                forget=pending,
+            )
+        except EngineError as exc:
+            return _record_failure(
+                end_user=end_user,
+                exc=exc,
+                now=now,
+                started=started,
+                read_from=read_from,
+                kind=MemoryRun.Kind.QUIET,
+                engine=engine,
+            )
+        read_to = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+        with memory_locked(end_user, now) as locked:
+            if (
+                locked.read_up_to != read_from
+                or locked.text != memory.guards.text
+                or locked.stopped_at
+                or locked.forget_pending != pending
+            ):
+                memory = locked
+                continue
+            read_past_forget = bool(pending) and inp["read_to"] > parse_datetime(pending["before"])
+            return memory_commit(
+                locked,
+                now=now,
+                kind=MemoryRun.Kind.QUIET,
+                lines=outcome.lines,
+                read_to=read_to,
+                forget=None if read_past_forget else UNSET,
+                run={
+                    "engine": results[0].engine if results else "",
+                    "dropped": dict(outcome.dropped),
+                    "messages_read": len(inp["messages"]),
+                    "actions_read": len(inp["actions"]),
+                    "read_from": read_from,
+                    "read_to": read_to,
+                    "duration_ms": int((time.monotonic() - started) * 1000),
+                    "input_tokens": sum(r.input_tokens for r in results),
+                    "output_tokens": sum(r.output_tokens for r in results),
+                },
+                last_run=True,
+                last_failure=None,
+                due_state="finish",
+                more_to_read=inp["read_to"] < cutoff or read_past_forget,
+            )
+    return None
