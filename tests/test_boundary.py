@@ -236,7 +236,7 @@ def test_web_nul_in_form_fields_is_refused_and_changes_nothing(member_client, ag
         response = member_client.post(path, data)
         assert response.status_code == 400, path
     memory.refresh_from_db()
-    assert memory.guards.text == "Likes tea."
+    assert memory.text == "Likes tea."
     assert (counts(), ApiKey.objects.count(), agent.draft_id if hasattr(agent, "draft_id") else None) == before
 
 

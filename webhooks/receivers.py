@@ -31,7 +31,7 @@ def memory_event(memory: Memory, fields: frozenset) -> tuple[str, dict] | None:
         return "memory.stopped", {"stoppedAt": memory.stopped_at.isoformat()}
     if "text" not in fields:
         return None
-    if not memory.guards.text and "horizon_at" in fields:
+    if not memory.text and "horizon_at" in fields:
         return "memory.deleted", {"deletedAt": memory.updated_at.isoformat()}
     data = {"lines": len(memory.lines), "updatedAt": memory.updated_at.isoformat()}
     if "last_run" in fields and memory.last_run:

@@ -181,7 +181,7 @@ def delivery_body(delivery: Delivery) -> bytes:
         memory = Memory.objects.filter(
             end_user__agent__public_id=data.get("agentId"), end_user__external_id=data.get("endUserId")
         ).first()
-        data["text"] = memory.guards.text if memory else None
+        data["text"] = memory.text if memory else None
     payload = {
         "id": delivery.public_id,
         "type": delivery.event,

@@ -194,7 +194,7 @@ def _iban_in(v: View) -> bool:
 
 
 # A run of digits with the separators people put between groups. Look-alike letters inside it read as
-# digits (O and o as 0, I and l as 1); keycaps are digits already (their marks are invisible, memory.guards.text).
+# digits (O and o as 0, I and l as 1); keycaps are digits already (their marks are invisible, memory.text).
 _GROUPED = re.compile(
     r"(?<![A-Za-z0-9])[0-9OoIlSB]*[0-9][0-9OoIlSB]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSB]*[0-9][0-9OoIlSB]*)*(?![A-Za-z0-9])"
 )

@@ -247,8 +247,8 @@ def memory_commit(
         memory.stopped_at = None
         fields.add("stopped_at")
         horizon = True
-    if lines is not None and "\n".join(lines) != memory.guards.text:
-        memory.guards.text = "\n".join(lines)
+    if lines is not None and "\n".join(lines) != memory.text:
+        memory.text = "\n".join(lines)
         fields.add("text")
     if horizon:
         read_to = max(read_to or now, now)
@@ -271,7 +271,7 @@ def memory_commit(
     if last_run:
         memory.last_run = {"at": now.isoformat(), **counts}
         fields.add("last_run")
-    elif horizon and not memory.guards.text:
+    elif horizon and not memory.text:
         memory.last_run = None
         fields.add("last_run")
     if last_failure is not UNSET:

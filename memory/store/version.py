@@ -20,7 +20,7 @@ def version_of(memory) -> str:
     """The version of a `Memory` row, or of no row (None: nothing remembered)."""
     if memory is None:
         return memory_version(text="", stopped=False)
-    return memory_version(text=memory.guards.text, stopped=memory.stopped_at is not None)
+    return memory_version(text=memory.text, stopped=memory.stopped_at is not None)
 
 
 def etag(version: str) -> str:

@@ -230,7 +230,7 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
                 locked_job.reviewed += 1
                 dropped += outcome.dropped
                 unchanged_since_read = (
-                    current is not None and current.text == memory.guards.text and current.stopped_at is None
+                    current is not None and current.text == memory.text and current.stopped_at is None
                 )
                 if outcome.changed and unchanged_since_read:
                     memory_commit(

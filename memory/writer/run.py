@@ -444,7 +444,7 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
         with memory_locked(end_user, now) as locked:
             if (
                 locked.read_up_to != read_from
-                or locked.text != memory.guards.text
+                or locked.text != memory.text
                 or locked.stopped_at
                 or locked.forget_pending != pending
             ):

@@ -83,7 +83,7 @@ def person_reads(agent: Agent, end_users: list[EndUser]) -> list[dict]:
                 "endUserId": end_user.external_id,
                 "firstSeenAt": end_user.created_at,
                 "hasMemory": end_user.pk in present,
-                "text": memory.guards.text if memory else "",
+                "text": memory.text if memory else "",
                 "stopped": bool(memory and memory.stopped_at),
                 "updatedAt": memory.updated_at if end_user.pk in present else None,
                 "readUpTo": memory.read_up_to if memory else None,

@@ -66,7 +66,7 @@ def test_the_javascript_client_runs_in_a_browser(page, live_server, team, agent)
             let code = null;
             try { await ananya.memory.set('My card is 4111 1111 1111 1111.'); } catch (error) { code = error.code; }
             const page = await agent.memories({ limit: 50 });
-            return { text: memory.guards.text, code, listed: page.memories.map((m) => m.endUserId), notice: (await agent.get()).memorySettings.notice };
+            return { text: memory.text, code, listed: page.memories.map((m) => m.endUserId), notice: (await agent.get()).memorySettings.notice };
         }""",
         [raw, agent.public_id],
     )

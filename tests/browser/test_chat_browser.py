@@ -143,7 +143,7 @@ def test_stop_remembering_me_and_see_the_memory_stopped(page, live_server, demo)
     page.click("[data-an=settings-button]")
     expect(page.locator("[data-an=memory-status]")).to_contain_text("You asked this assistant to stop remembering you.")
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.stopped_at is not None and memory.guards.text == ""
+    assert memory.stopped_at is not None and memory.text == ""
     assert MemoryRun.objects.filter(memory=memory, kind="end_user_request").count() == 2
 
 

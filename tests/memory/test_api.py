@@ -439,7 +439,7 @@ def test_the_plain_read_renders_exactly_as_the_documented_serializer(agent):
     _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id="u_r21")
     expected = {
         "endUserId": "u_r21",
-        "text": memory.guards.text,
+        "text": memory.text,
         "stopped": False,
         "updatedAt": memory.updated_at,
         "readUpTo": memory.read_up_to,

@@ -142,7 +142,7 @@ def test_a_stale_replace_all_after_a_writer_run_is_refused_and_keeps_the_writers
     shown = answer.content.decode()
     assert CHANGED in shown.replace("&#x27;", "'")
     memory.refresh_from_db()
-    assert memory.guards.text == after_run and "Speaks Hindi." not in memory.guards.text
+    assert memory.text == after_run and "Speaks Hindi." not in memory.text
     if htmx:  # Replace all comes back out of band as the memory is now, with its new version
         assert 'id="replace-all" hx-swap-oob="true"' in shown and hidden(shown, "version") == version_of(memory)
         assert "Works from the Pune office." in shown.split('id="replace-all"')[1]
@@ -150,7 +150,7 @@ def test_a_stale_replace_all_after_a_writer_run_is_refused_and_keeps_the_writers
     fresh = member_client.post(url("replace", memory), {"text": "Speaks Hindi.", "version": version_of(memory)}, **HTMX)
     assert "Memory replaced." in fresh.content.decode()
     memory.refresh_from_db()
-    assert memory.guards.text == "Speaks Hindi."
+    assert memory.text == "Speaks Hindi."
 
 
 def test_a_stale_edit_or_line_delete_is_refused_even_when_its_own_line_is_unchanged(member_client, agent):
@@ -164,7 +164,7 @@ def test_a_stale_edit_or_line_delete_is_refused_even_when_its_own_line_is_unchan
     for answer in (edit, delete):
         assert CHANGED in answer.content.decode().replace("&#x27;", "'")
     memory.refresh_from_db()
-    assert memory.guards.text == after_run
+    assert memory.text == after_run
 
     # Made on the memory as it is now, both go through; each answer carries the next version.
     page = member_client.post(
@@ -219,7 +219,7 @@ def test_a_stale_set_with_if_match_over_http_answers_412_and_changes_nothing(liv
     stale = api.put(path, {"text": "Speaks Hindi."}, headers={"If-Match": read.headers["etag"]})
     assert (stale.status, stale.code) == (412, "memory_changed"), stale.body
     memory = Memory.objects.get(end_user__external_id="u_ananya")
-    assert memory.guards.text == after_run and memory.runs.count() == runs
+    assert memory.text == after_run and memory.runs.count() == runs
 
     fresh = api.get(path)
     assert fresh.headers["etag"] != read.headers["etag"]

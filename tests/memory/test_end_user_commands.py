@@ -50,7 +50,7 @@ def test_stop_remembering_me_stops_the_memory_and_says_so(agent):
     assert turn.handled_as_request
     assert "forgotten" in turn.reply.text and "won't remember anything more" in turn.reply.text
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.stopped_at is not None and memory.guards.text == ""
+    assert memory.stopped_at is not None and memory.text == ""
     [run] = request_runs(end_user)
     assert run.removed == 4 and run.added == 0
     assert not UsageDay.objects.exists()  # no model was asked
@@ -72,7 +72,7 @@ def test_nothing_said_after_stopping_is_kept(agent):
     )
     memory_sweep(now=start + timedelta(minutes=30), run_inline=True)
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.guards.text == "" and memory.stopped_at is not None
+    assert memory.text == "" and memory.stopped_at is not None
 
 
 @pytest.mark.parametrize(

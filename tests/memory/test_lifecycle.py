@@ -148,7 +148,7 @@ def test_an_expired_memory_is_emptied_and_older_unread_chats_never_come_back(age
     EndUserModel.objects.update(last_chat_at=unread)
     assert services.memory_retention_sweep(now=unread + timedelta(days=91)) == {"expired": 1}
     memory = Memory.objects.get()
-    assert (memory.guards.text, memory.read_up_to) == ("", unread + timedelta(days=91))
+    assert (memory.text, memory.read_up_to) == ("", unread + timedelta(days=91))
     assert MemoryRun.objects.filter(kind="retention", removed=1).count() == 1
     _, later = say(agent, "u_1", "Please email me.", at=unread + timedelta(days=92))
     sweep(later + timedelta(hours=1))
@@ -260,7 +260,7 @@ def test_a_stop_inside_a_longer_message_is_answered_before_any_model(agent, monk
     turn = chat.conversation_send(conversation=conversation, text=text)
     assert turn.handled_as_request
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.stopped_at is not None and memory.guards.text == ""
+    assert memory.stopped_at is not None and memory.text == ""
 
 
 @pytest.mark.parametrize(

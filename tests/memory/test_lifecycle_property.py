@@ -188,7 +188,7 @@ class World:
         services.memory_retention_sweep(now=self.now)
         for u in USERS:
             memory = self.memory(u)
-            emptied = held[u] and not memory.guards.text
+            emptied = held[u] and not memory.text
             if memory is not None and (emptied or memory.horizon_at == self.now):  # expired
                 self.barrier[u] = self.now
 
@@ -236,7 +236,7 @@ class World:
             lines = memory.lines
             assert len(lines) <= policy.MAX_LINES
             if memory.stopped_at is not None:
-                assert memory.guards.text == ""
+                assert memory.text == ""
             sources = {FACTS[word] for _, word, _ in self.allowed(u)}
             assert set(lines) <= sources, (
                 f"{u}: {set(lines) - sources} came back from before a stop, delete, forget or expiry"

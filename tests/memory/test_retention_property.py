@@ -127,7 +127,7 @@ class World:
         writer_sweep.memory_sweep(now=self.now, run_inline=True)  # the real writer, where memory is in use
         memory = self.memory(u)
         if conversation.uses_memory:
-            self.texts[u] = memory.guards.text  # what the writer kept is its business, not this property's
+            self.texts[u] = memory.text  # what the writer kept is its business, not this property's
         assert conversation.uses_memory == self.in_use()
 
     def days(self, n):

@@ -107,7 +107,7 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
             assert cluster.poll() is None, (tmp_path / "qcluster.log").read_text()[-2000:]
             time.sleep(1)
         assert memory is not None, "no quiet-window run in time:\n" + (tmp_path / "qcluster.log").read_text()[-2000:]
-        assert memory.guards.text == "Prefers email over phone."
+        assert memory.text == "Prefers email over phone."
         assert memory.runs.get().kind == "quiet"
     finally:
         stop_cluster(cluster, log)

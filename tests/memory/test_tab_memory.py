@@ -340,7 +340,7 @@ def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stay
         agent, "u_stale", [("user", "I moved: I work from the Mumbai office now.")], start=last + timedelta(hours=2)
     )
     memory.refresh_from_db()
-    writers = memory.guards.text
+    writers = memory.text
     assert memory.lines[0] != seen and memory.runs.filter(kind=MemoryRun.Kind.QUIET).count() == 2
     runs = memory.runs.count()
     page = member_client.post(
@@ -348,10 +348,10 @@ def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stay
     ).content.decode()
     assert services.CHANGED in page
     memory.refresh_from_db()
-    assert memory.guards.text == writers and memory.runs.count() == runs
+    assert memory.text == writers and memory.runs.count() == runs
     # The service refuses it the same way when called directly, with nothing changed.
     with pytest.raises(policy.MemoryRefused) as refused:
         services.memory_line_replace(end_user=memory.end_user, index=1, text="Works from home.", was=seen, actor=user)
     assert (refused.value.reason, refused.value.message) == ("changed", services.CHANGED)
     memory.refresh_from_db()
-    assert memory.guards.text == writers
+    assert memory.text == writers

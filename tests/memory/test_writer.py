@@ -25,7 +25,7 @@ def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
 
 def memory_text(agent, external_id):
     memory = Memory.objects.filter(end_user__agent=agent, end_user__external_id=external_id).first()
-    return memory.guards.text if memory else None
+    return memory.text if memory else None
 
 
 def test_nothing_is_written_while_the_chat_is_active_then_the_quiet_run_writes(agent):
@@ -227,7 +227,7 @@ def test_a_stopped_memory_is_never_written(agent):
     services.memory_stop(end_user=end_user)
     assert writer.run_quiet_window(end_user_id=end_user.pk, now=last + timedelta(minutes=20)) is None
     memory = Memory.objects.get(end_user=end_user)
-    assert memory.guards.text == "" and memory.stopped_at is not None
+    assert memory.text == "" and memory.stopped_at is not None
     # New chats start without memory, so they are never read either.
     later = agent_services.conversation_start(agent=agent, external_id="u_1")
     assert not later.uses_memory and later.memory_off_reason == "stopped"

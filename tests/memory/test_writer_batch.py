@@ -68,7 +68,7 @@ def state(agent):
             for r in memory.runs.order_by("started_at", "id")
         ]
         out[memory.end_user.external_id] = {
-            "text": memory.guards.text,
+            "text": memory.text,
             "stopped": memory.stopped_at is not None,
             "read_up_to": memory.read_up_to and memory.read_up_to - T0,
             "forget_pending": bool(memory.forget_pending),
@@ -217,7 +217,7 @@ def test_an_engine_failure_in_a_batch_is_recorded_for_that_person_only(team, use
     failed = MemoryRun.objects.filter(memory__agent=agent, status=MemoryRun.Status.FAILED)
     assert failed.count() == 1
     memory = failed.get().memory
-    assert memory.guards.text == "" and memory.read_up_to is None and memory.last_failure["code"] == "model_timeout"
+    assert memory.text == "" and memory.read_up_to is None and memory.last_failure["code"] == "model_timeout"
     assert MemoryRun.objects.filter(memory__agent=agent, status=MemoryRun.Status.SUCCEEDED).count() == 2
     # Its chats stay due for the retry; the others' are answered.
     due = set(
