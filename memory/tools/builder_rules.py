@@ -125,95 +125,125 @@ def _clauses(message: str) -> tuple[list[str], list[str]]:
     return clauses, urls
 
 
+# --- One clause: the first reader that understands it wins, in this order ------------------------
+# A setting reader answers (setting, value) or None; a list reader answers ("keep" | "leave_out", thing).
+
+
+def _privacy_url(text: str) -> tuple[str, object] | None:
+    """A link is the privacy page; "remove the privacy link" clears it."""
+    if url := _URL.search(text):
+        return "privacyUrl", url.group(0).rstrip(".)")
+    if _PRIVACY.search(text) and _PRIVACY_REMOVE.search(text):
+        return "privacyUrl", ""
+    return None
+
+
+def _ask_first(text: str) -> tuple[str, object] | None:
+    """ "don't ask first" before "ask first": the refusal names the same words."""
+    if _ASK_FIRST_OFF.search(text) and re.search(r"\bask|consent", text, re.I):
+        return "askFirst", False
+    if _ASK_FIRST_ON.search(text):
+        return "askFirst", True
+    return None
+
+
+_TURNS_MEMORY = re.compile(
+    rf"\b(?:switch|turn)\s+(?:the\s+)?{_MEMORY_WORD}\b|\b(?:switch|turn)\s+(?:on|off)\s+(?:the\s+)?{_MEMORY_WORD}\b",
+    re.I,
+)
+_FOR_A_CHAT = re.compile(r"\bfor\s+(?:a|one|this|their|the)\s+(?:chat|conversation)\b", re.I)
+
+
+def _show_switch(text: str) -> tuple[str, object] | None:
+    """The end user's switch for one chat, shown or hidden; "switch memory off" is the memory itself."""
+    for_a_chat = _FOR_A_CHAT.search(text)
+    if not (_SWITCH.search(text) or for_a_chat) or not (for_a_chat or not _TURNS_MEMORY.search(text)):
+        return None
+    if _SWITCH_OFF.search(text):
+        return "showSwitch", False
+    if _SWITCH_ON.search(text):
+        return "showSwitch", True
+    return None
+
+
+def _quiet_minutes(text: str) -> tuple[str, object] | None:
+    """ "after 15 minutes of quiet", "wait an hour": minutes."""
+    if not ((match := _QUIET.search(text)) and re.search(r"quiet|silen|pause|after|wait", text, re.I)):
+        return None
+    value = _number(_first_group(match))
+    if value is None:
+        return None
+    unit_hours = re.search(r"\bhours?\b", text[match.start() : match.end()], re.I)
+    return "quietMinutes", value * 60 if unit_hours else value
+
+
+def _keep_for_days(text: str) -> tuple[str, object] | None:
+    """ "forget after 3 months", "retention 90": days."""
+    if not ((match := _KEEP_DAYS.search(text)) and re.search(r"days?|weeks?|months?|years?|retention", text, re.I)):
+        return None
+    groups = match.groups()
+    amount = next((g for g in groups if g and _number(g) is not None), None)
+    if amount is None:
+        return None
+    unit = next((g for g in groups if g and re.match(r"(?:day|week|month|year)", g, re.I)), "days")
+    return "keepForDays", _days(_number(amount), unit)
+
+
+def _memory_on(text: str) -> tuple[str, object] | None:
+    """ "turn memory off" before "turn memory on"."""
+    if _OFF.search(text):
+        return "on", False
+    if _ON.search(text):
+        return "on", True
+    return None
+
+
+_SETTING_READERS = (_privacy_url, _ask_first, _show_switch, _quiet_minutes, _keep_for_days, _memory_on)
+
+
+def _listed_thing(text: str) -> tuple[str, str] | None:
+    """ "don't keep their address" -> ("leave_out", "their address"); "remember their role" -> ("keep", ...)."""
+    if match := _LEAVE_OUT.match(text):
+        thing = (match.group("x") or match.group("y") or "").strip()
+        if thing and not _NOT_A_THING.match(thing):
+            return "leave_out", thing
+    if match := _KEEP.match(text):
+        thing = match.group("x").strip()
+        if thing and not _NOT_A_THING.match(thing):
+            return "keep", thing
+    return None
+
+
+def _continues_list(text: str) -> bool:
+    """ "keep their name and role": the clause split cut a list, and this short clause is its next item."""
+    lowered = text.lower()
+    return len(lowered.split()) <= 6 and not re.search(r"\b(?:turn|switch|set|make|change)\b", lowered)
+
+
 def builder_changes(payload: dict) -> dict:
     """Read a team member's plain words and return the memory settings they ask to change:
     {"set": {on, keepForDays, quietMinutes, showSwitch, askFirst, privacyUrl (null = unchanged)},
     "keep": [...], "leave_out": [...], "not_understood": [...]}."""
     message = str(payload.get("message") or "")
-    found = {key: None for key in ("on", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl")}
-    keep: list[str] = []
-    leave_out: list[str] = []
+    found: dict[str, object] = {
+        key: None for key in ("on", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl")
+    }
+    lists: dict[str, list[str]] = {"keep": [], "leave_out": []}
     not_understood: list[str] = []
-    clauses, urls = _clauses(message)
+    clauses, _urls = _clauses(message)
     last_list: list[str] | None = None
     for clause in clauses:
         text = clause.strip()
-        lowered = text.lower()
-        understood = True
-        if _URL.search(text) or (_PRIVACY.search(text) and _PRIVACY_REMOVE.search(text)):
-            if _PRIVACY_REMOVE.search(text) and not _URL.search(text):
-                found["privacyUrl"] = ""
-            else:
-                found["privacyUrl"] = _URL.search(text).group(0).rstrip(".)")
+        setting = next((answer for reader in _SETTING_READERS if (answer := reader(text)) is not None), None)
+        if setting is not None:
+            found[setting[0]] = setting[1]
             last_list = None
-            continue
-        if _ASK_FIRST_OFF.search(text) and re.search(r"\bask|consent", text, re.I):
-            found["askFirst"] = False
-            last_list = None
-            continue
-        if _ASK_FIRST_ON.search(text):
-            found["askFirst"] = True
-            last_list = None
-            continue
-        for_a_chat = re.search(r"\bfor\s+(?:a|one|this|their|the)\s+(?:chat|conversation)\b", text, re.I)
-        turns_memory = re.search(
-            rf"\b(?:switch|turn)\s+(?:the\s+)?{_MEMORY_WORD}\b|\b(?:switch|turn)\s+(?:on|off)\s+(?:the\s+)?{_MEMORY_WORD}\b",
-            text,
-            re.I,
-        )
-        if (_SWITCH.search(text) or for_a_chat) and (for_a_chat or not turns_memory):
-            if _SWITCH_OFF.search(text):
-                found["showSwitch"] = False
-            elif _SWITCH_ON.search(text):
-                found["showSwitch"] = True
-            else:
-                understood = False
-            if understood:
-                last_list = None
-                continue
-        if (match := _QUIET.search(text)) and re.search(r"quiet|silen|pause|after|wait", text, re.I):
-            value = _number(_first_group(match))
-            unit_hours = re.search(r"\bhours?\b", text[match.start() : match.end()], re.I)
-            if value is not None:
-                found["quietMinutes"] = value * 60 if unit_hours else value
-                last_list = None
-                continue
-        if (match := _KEEP_DAYS.search(text)) and re.search(r"days?|weeks?|months?|years?|retention", text, re.I):
-            groups = match.groups()
-            amount = next((g for g in groups if g and _number(g) is not None), None)
-            unit = next((g for g in groups if g and re.match(r"(?:day|week|month|year)", g, re.I)), "days")
-            if amount is not None:
-                found["keepForDays"] = _days(_number(amount), unit)
-                last_list = None
-                continue
-        if _OFF.search(text):
-            found["on"] = False
-            last_list = None
-            continue
-        if _ON.search(text):
-            found["on"] = True
-            last_list = None
-            continue
-        if match := _LEAVE_OUT.match(text):
-            thing = (match.group("x") or match.group("y") or "").strip()
-            if thing and not _NOT_A_THING.match(thing):
-                leave_out.append(thing)
-                last_list = leave_out
-                continue
-        if match := _KEEP.match(text):
-            thing = match.group("x").strip()
-            if thing and not _NOT_A_THING.match(thing):
-                keep.append(thing)
-                last_list = keep
-                continue
-        # "keep their name and role": the clause split cut a list; join it back.
-        if (
-            last_list is not None
-            and len(lowered.split()) <= 6
-            and not re.search(r"\b(?:turn|switch|set|make|change)\b", lowered)
-        ):
+        elif listed := _listed_thing(text):
+            last_list = lists[listed[0]]
+            last_list.append(listed[1])
+        elif last_list is not None and _continues_list(text):
             last_list[-1] = f"{last_list[-1]} and {text}"
-            continue
-        not_understood.append(text)
-        last_list = None
-    return {"set": found, "keep": keep, "leave_out": leave_out, "not_understood": not_understood}
+        else:
+            not_understood.append(text)
+            last_list = None
+    return {"set": found, "keep": lists["keep"], "leave_out": lists["leave_out"], "not_understood": not_understood}
