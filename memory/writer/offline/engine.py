@@ -112,6 +112,8 @@ class _Memory:
         return next((fact.text for fact in self.added if fact.key == key), None)
 
     def put(self, fact: Fact) -> None:
+        """Write a fact: it replaces the line or the addition with its key, or is added. A fact the
+        guards refuse, or a claimed title, takes the line it contradicts with it."""
         if self.left_out_kind(fact.text, fact.key):
             return
         if fact.claimed:  # a title claimed to get something: not kept, and the older title is not trusted
@@ -127,25 +129,34 @@ class _Memory:
             return  # already known firmly: a new "for now" does not weaken it
         if not fact.tentative and self._confirm(fact):
             return
-        for line in self.lines:
-            if line.text is None or line_key(line.text) != fact.key:
-                continue
-            if line.text == fact.text or (fact.tentative and not is_said_once(line.text)):
-                return  # already known; a new "maybe" does not weaken a firm line
-            if fact.tentative and is_said_once(line.text):
-                return  # said once again: the line and its first date stand
-            line.text, line.sources = fact.text, list(fact.sources)
+        if self._put_over_line(fact) or self._put_over_added(fact):
             return
-        for index, added in enumerate(self.added):
-            if added.key == fact.key:
-                if fact.tentative and not added.tentative:
-                    return
-                if not (fact.tentative and added.tentative):
-                    self.added[index] = Fact(fact.key, fact.text, _merge(added.sources, fact.sources))
-                return
         if any(line.text == fact.text for line in self.lines) or self._live() >= policy.MAX_LINES:
             return
         self.added.append(fact)
+
+    def _put_over_line(self, fact: Fact) -> bool:
+        """The existing line with the fact's key takes a firm fact; ``False`` when there is none."""
+        for line in self.lines:
+            if line.text is None or line_key(line.text) != fact.key:
+                continue
+            # Already known, or a new "maybe" (which does not weaken a firm line, and leaves a said-once
+            # line and its first date standing): the line stays.
+            if line.text != fact.text and not fact.tentative:
+                line.text, line.sources = fact.text, list(fact.sources)
+            return True
+        return False
+
+    def _put_over_added(self, fact: Fact) -> bool:
+        """This run's addition with the fact's key takes it (a "maybe" never weakens a firm one);
+        ``False`` when there is none."""
+        for index, added in enumerate(self.added):
+            if added.key != fact.key:
+                continue
+            if not fact.tentative:
+                self.added[index] = Fact(fact.key, fact.text, _merge(added.sources, fact.sources))
+            return True
+        return False
 
     def moved_away(self, message: str, source: str, kept: list[str]) -> None:
         """A message about moving ("nos mudamos, antes vivíamos en Chamberí", "Andheri se shift ho
@@ -589,6 +600,141 @@ def _opened_for_the_person(instructions: str) -> frozenset[str]:
     return frozenset(opened - (by_pets - for_them))
 
 
+def _memory_of(payload: dict) -> _Memory:
+    """The memory the payload sends, with what the team's instructions open and leave out, and the
+    run's sources by id."""
+    instructions = payload.get("instructions") or {}
+    team = str(instructions.get("team") or "") if isinstance(instructions, dict) else str(instructions)
+    opened = _opened_for_the_person(team)
+    return _Memory(
+        list(payload.get("lines") or []),
+        opened=opened,
+        pets_opened=policy.categories_opened_by(team) - opened,
+        left_out=kinds_left_out(team),
+        offered=policy.sources_from_payload(
+            {
+                "messages": [m for m in payload.get("messages") or [] if isinstance(m, dict) and "id" in m],
+                "actions": [a for a in payload.get("actions") or [] if isinstance(a, dict) and "id" in a],
+            }
+        ),
+    )
+
+
+@dataclass
+class _Said:
+    """What one message gave, used once all its clauses are read."""
+
+    hints: list[Hint] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # the lines this message put
+    restricted: list[Fact] = field(default_factory=list)  # "no calls before 9": the refusal with its time
+
+
+def _wanted_hints(hints: list[Hint], text: str) -> list[Hint]:
+    """A message's contact hints, or none when it only refuses channels and its words say it may mean
+    something else. These words are looked for in every language's table: they only ever keep
+    something out."""
+    if not hints or any(hint.how != "avoid" for hint in hints):
+        return hints
+    if has_words(text, LANGUAGE_CODES, "contrast"):
+        return []  # "rather than email", and what they want was not read: no refusal either
+    avoided = {hint.channel.lower() for hint in hints}
+    if any(channel.lower() not in avoided for channel in _channels_named(text)):
+        return []  # "pls txt me dont email": another channel is named, and not read as wanted
+    return hints
+
+
+@dataclass
+class _Run:
+    """One run read event by event: the memory it changes, and what it carries from one event to the next."""
+
+    memory: _Memory
+    someone_else: bool  # a message of the run bought or booked for someone else (R13)
+    contact_before: str | None  # the contact line as the run found it
+    refusals: dict[str, str | None] = field(default_factory=dict)  # the guards' answer per clause, asked once a run
+    hints: list[Hint] = field(default_factory=list)  # contact hints of the whole run, merged into one line at the end
+    contact_at: int = 0  # where a new contact line goes: where it was first said
+
+    def action(self, item: dict) -> None:
+        memory = self.memory
+        for fact in _action_facts(item, someone_else=self.someone_else):
+            if isinstance(fact, Fact) and fact.key.startswith("action:") and _confirms_said_once(memory, fact):
+                continue
+            if (
+                isinstance(fact, Fact)
+                and fact.key == "plan"
+                and not any(line.text and line_key(line.text) == "plan" for line in memory.lines)
+            ):
+                continue  # the dated action line says it; a plan line only replaces an older one
+            memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)
+
+    def message(self, item: dict, clauses: list[Sentence]) -> None:
+        # A message that says when ("no calls before 9") restricts a channel: no channel is refused in
+        # it, and nothing is read from the clause that says when. A message that names a device ("the
+        # tablet app, not the phone") may mean the phone as a device: it says nothing about phone calls.
+        when = any(sentence.says_when for sentence in clauses)
+        device = any(sentence.names_device for sentence in clauses)
+        said = _Said()
+        for sentence in clauses:
+            self._clause(sentence, said, when=when, device=device)
+        text = str(item.get("text") or "")
+        hints = _wanted_hints(said.hints, text)
+        if len({fact.text for fact in said.restricted}) == 1:  # two different times in one message: nothing
+            self.memory.put(said.restricted[0])
+        if has_words(text, LANGUAGE_CODES, "moving_words"):
+            self.memory.moved_away(text, str(item.get("id")), said.kept)
+        if hints:
+            if not self.hints:
+                self.contact_at = len(self.memory.added)
+            self.hints.extend(hints)
+
+    def _clause(self, sentence: Sentence, said: _Said, *, when: bool, device: bool) -> None:
+        memory = self.memory
+        unsure = sentence.negated or sentence.hypothetical  # only the rules that read such clauses
+        results = [
+            result
+            for kind_name, read in RULES
+            if kind_name not in memory.left_out and (not unsure or read.__name__ in NEGATION_AWARE)
+            for result in read(sentence)
+        ]
+        # The guards see every clause a rule read something from (a clause nothing is read from
+        # changes nothing, so it is not held against them): one refused clause is skipped alone.
+        if not results:
+            return
+        if refusal := self._refusal(sentence):
+            if refusal != "injection":
+                _contradicted_only(memory, results)
+            return
+        for result in results:
+            if isinstance(result, Hint):
+                restricting = sentence.says_when or (when and result.how == "avoid")
+                if not (restricting or (device and result.channel == "phone")):
+                    said.hints.append(result)
+                elif restricting and not device and (fact := _refused_when(sentence, result)):
+                    said.restricted.append(fact)
+            elif isinstance(result, Fact):
+                memory.put(_for_the_moment(result, sentence) if sentence.temporary else result)
+                said.kept.append(result.text)
+            else:
+                memory.update(result)
+
+    def _refusal(self, sentence: Sentence) -> str | None:
+        if sentence.text not in self.refusals:  # asked once a run
+            opened, pets_opened = self.memory.opened, self.memory.pets_opened
+            about_a_pet = pets_opened and has_words(sentence.text, LANGUAGE_CODES, "pets")
+            self.refusals[sentence.text] = clause_refusal(
+                sentence.text, opened | pets_opened if about_a_pet else opened
+            )
+        return self.refusals[sentence.text]
+
+    def finish(self) -> None:
+        """The run's contact hints as one line, placed where the first of them was said."""
+        memory = self.memory
+        if self.hints and "contact" not in memory.left_out and (fact := contact_line(self.hints, self.contact_before)):
+            memory.put(fact)
+            if memory.added and memory.added[-1].key == "contact":
+                memory.added.insert(min(self.contact_at, len(memory.added) - 1), memory.added.pop())
+
+
 def memory_operations(payload: dict) -> dict:
     """Read one run's payload and return ``{"operations": [...]}`` matching ``OUTPUT_SCHEMA``.
 
@@ -598,24 +744,7 @@ def memory_operations(payload: dict) -> dict:
     removed; no line is proposed that ``policy.line_refusal`` refuses (with the categories the team's
     instructions open); the memory never grows past ``policy.MAX_LINES``.
     """
-    instructions = payload.get("instructions") or {}
-    team = str(instructions.get("team") or "") if isinstance(instructions, dict) else str(instructions)
-    opened = _opened_for_the_person(team)
-    pets_opened = policy.categories_opened_by(team) - opened
-    left_out = kinds_left_out(team)
-    memory = _Memory(
-        list(payload.get("lines") or []),
-        opened=opened,
-        pets_opened=pets_opened,
-        left_out=left_out,
-        offered=policy.sources_from_payload(
-            {
-                "messages": [m for m in payload.get("messages") or [] if isinstance(m, dict) and "id" in m],
-                "actions": [a for a in payload.get("actions") or [] if isinstance(a, dict) and "id" in a],
-            }
-        ),
-    )
-
+    memory = _memory_of(payload)
     if payload.get("mode") == "review":
         for line in memory.lines:
             if not memory.allows(line.text or "", line_key(line.text or "")):
@@ -624,93 +753,20 @@ def memory_operations(payload: dict) -> dict:
 
     messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
     actions = [a for a in payload.get("actions") or [] if isinstance(a, dict)]
-    reads = {id(message): read_message(message, opened, pets_opened) for message in messages}
-    someone_else = any(read.someone_else_bought for read in reads.values())
+    reads = {id(message): read_message(message, memory.opened, memory.pets_opened) for message in messages}
+    run = _Run(
+        memory,
+        someone_else=any(read.someone_else_bought for read in reads.values()),
+        contact_before=memory.text_of("contact"),
+    )
     events = sorted(
         [("message", m) for m in messages] + [("action", a) for a in actions],
         key=lambda event: str(event[1].get("at") or ""),
     )
-    hints: list[Hint] = []  # contact hints of the whole run, merged into one line at the end
-    refusals: dict[str, str | None] = {}
-    contact_before = memory.text_of("contact")
-    contact_at = 0
     for kind, item in events:
         if kind == "action":
-            for fact in _action_facts(item, someone_else=someone_else):
-                if isinstance(fact, Fact) and fact.key.startswith("action:") and _confirms_said_once(memory, fact):
-                    continue
-                if (
-                    isinstance(fact, Fact)
-                    and fact.key == "plan"
-                    and not any(line.text and line_key(line.text) == "plan" for line in memory.lines)
-                ):
-                    continue  # the dated action line says it; a plan line only replaces an older one
-                memory.put(fact) if isinstance(fact, Fact) else memory.update(fact)
-            continue
-        message_hints: list[Hint] = []
-        # A message that says when ("no calls before 9") restricts a channel: no channel is refused in
-        # it, and nothing is read from the clause that says when. A message that names a device ("the
-        # tablet app, not the phone") may mean the phone as a device: it says nothing about phone calls.
-        clauses = reads[id(item)].clauses
-        when = any(sentence.says_when for sentence in clauses)
-        device = any(sentence.names_device for sentence in clauses)
-        kept: list[str] = []  # the lines this message put
-        restricted: list[Fact] = []  # "no calls before 9": the refusal with its time, in their words
-        for sentence in clauses:
-            unsure = sentence.negated or sentence.hypothetical  # only the rules that read such clauses
-            results = [
-                result
-                for kind_name, read in RULES
-                if kind_name not in left_out and (not unsure or read.__name__ in NEGATION_AWARE)
-                for result in read(sentence)
-            ]
-            # The guards see every clause a rule read something from (a clause nothing is read from
-            # changes nothing, so it is not held against them): one refused clause is skipped alone.
-            if not results:
-                continue
-            if sentence.text not in refusals:  # asked once a run
-                about_a_pet = pets_opened and has_words(sentence.text, LANGUAGE_CODES, "pets")
-                refusals[sentence.text] = clause_refusal(sentence.text, opened | pets_opened if about_a_pet else opened)
-            if refusals[sentence.text]:
-                if refusals[sentence.text] != "injection":
-                    _contradicted_only(memory, results)
-                continue
-            for result in results:
-                if isinstance(result, Hint):
-                    if not (
-                        sentence.says_when or (when and result.how == "avoid") or (device and result.channel == "phone")
-                    ):
-                        message_hints.append(result)
-                    elif (sentence.says_when or (when and result.how == "avoid")) and not device:
-                        if fact := _refused_when(sentence, result):
-                            restricted.append(fact)
-                elif isinstance(result, Fact):
-                    memory.put(_for_the_moment(result, sentence) if sentence.temporary else result)
-                    kept.append(result.text)
-                else:
-                    memory.update(result)
-        # These words are looked for in every language's table: they only ever keep something out.
-        text = str(item.get("text") or "")
-        if (
-            message_hints
-            and not any(hint.how != "avoid" for hint in message_hints)
-            and has_words(text, LANGUAGE_CODES, "contrast")
-        ):
-            message_hints = []  # "rather than email", and what they want was not read: no refusal either
-        if message_hints and not any(hint.how != "avoid" for hint in message_hints):
-            avoided = {hint.channel.lower() for hint in message_hints}
-            if any(channel.lower() not in avoided for channel in _channels_named(text)):
-                message_hints = []  # "pls txt me dont email": another channel is named, and not read as wanted
-        if len({fact.text for fact in restricted}) == 1:  # two different times in one message: nothing
-            memory.put(restricted[0])
-        if has_words(text, LANGUAGE_CODES, "moving_words"):
-            memory.moved_away(text, str(item.get("id")), kept)
-        if message_hints:
-            if not hints:
-                contact_at = len(memory.added)  # where a new contact line goes: where it was said
-            hints.extend(message_hints)
-    if hints and "contact" not in left_out and (fact := contact_line(hints, contact_before)):
-        memory.put(fact)
-        if memory.added and memory.added[-1].key == "contact":
-            memory.added.insert(min(contact_at, len(memory.added) - 1), memory.added.pop())
+            run.action(item)
+        else:
+            run.message(item, reads[id(item)].clauses)
+    run.finish()
     return {"operations": memory.operations()}
