@@ -121,6 +121,12 @@ class Sentence:
         return has_words(self.text, self.languages, "device_words")
 
     @cached_property
+    def one_off(self) -> bool:
+        """The message asks for this once ("just this once", "solo por hoy"), in any of its languages:
+        a language or a style it asks for is not a standing wish."""
+        return any(has_words(self.message, (code,), "one_off") for code in self.languages)
+
+    @cached_property
     def hypothetical(self) -> bool:
         """ "if I moved to Paris, ..." says nothing about where they are."""
         return bool(HYPOTHETICAL.search(self.text))
@@ -284,23 +290,39 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
     if name := _CALL_ME_NAME.search(text):
         yield _fact("name", f"Prefers to be called {name.group('name')}.", sentence)
         text = text[: name.start()] + text[name.end() :]
-    avoided_spans = []
+    avoided, avoided_spans = _avoided(text, sentence)
+    yield from avoided
+    yield from _preferred(text, sentence, avoided_spans)
+    if (match := _BARE_CHANNEL.search(text)) and _wanted(text, avoided_spans, match, "b"):
+        yield Hint("request", _channel(match.group("b")), sentence.source)  # "Email, not SMS."
+    yield from _asked_by_verb(text, sentence, avoided_spans)
+
+
+def _avoided(text: str, sentence: Sentence) -> tuple[list[Hint], list[tuple[int, int]]]:
+    """The channels the clause says it does not want, and where each is named."""
+    hints, spans = [], []
     for match in _AVOID.finditer(text):
         if NEGATED.search(text[: match.start()]) and not re.search(r",|\bbut\b", text[: match.start()]):
             continue  # "it's not that I hate calls": a negated dislike is no preference either way
         group = next(name for name, value in match.groupdict().items() if value)
-        word = match.group(group)
-        avoided_spans.append(match.span(group))
-        yield Hint("avoid", _channel(word), sentence.source)
+        spans.append(match.span(group))
+        hints.append(Hint("avoid", _channel(match.group(group)), sentence.source))
+    return hints, spans
 
-    def wanted(match: re.Match[str], group: str) -> bool:
-        start = match.start(group)
-        if any(a <= start < b for a, b in avoided_spans):
-            return False
-        return not NEGATED.search(text[: match.start()]) or bool(
-            re.search(r",|\bbut\b|\binstead\b|\brather\b", text[: match.start()], re.I)
-        )
 
+def _wanted(text: str, avoided_spans: list[tuple[int, int]], match: re.Match[str], group: str) -> bool:
+    """The channel in ``group`` is wanted: not one the clause avoids, and no negation before it unless
+    a contrast turns it round ("not by phone, but email")."""
+    start = match.start(group)
+    if any(a <= start < b for a, b in avoided_spans):
+        return False
+    return not NEGATED.search(text[: match.start()]) or bool(
+        re.search(r",|\bbut\b|\binstead\b|\brather\b", text[: match.start()], re.I)
+    )
+
+
+def _preferred(text: str, sentence: Sentence, avoided_spans: list[tuple[int, int]]) -> Iterator[Hint]:
+    """ "I'd rather you text me", "reach me on WhatsApp", "send reminders by email", "email works best"."""
     fresh = bool(_CHANGED_WISH.search(sentence.message or text))
     for pattern in (_PREFER, _REACH_ME, _SEND_BY, _BEST_WAY):
         for match in pattern.finditer(text):
@@ -309,13 +331,15 @@ def contact_preference(sentence: Sentence) -> Iterator[Hint | Fact]:
                 for name in ("p", "a", "c", "o", "w", "q", "u", "e", "s", "k", "ro")
                 if name in pattern.groupindex and match.group(name)
             )
-            if wanted(match, group):
+            if _wanted(text, avoided_spans, match, group):
                 yield Hint("prefer", _channel(match.group(group)), sentence.source, fresh)
-    if (match := _BARE_CHANNEL.search(text)) and wanted(match, "b"):
-        yield Hint("request", _channel(match.group("b")), sentence.source)  # "Email, not SMS."
+
+
+def _asked_by_verb(text: str, sentence: Sentence, avoided_spans: list[tuple[int, int]]) -> Iterator[Hint]:
+    """ "text me instead" (a standing wish), "email me" (asked for): never "email me the invoice"."""
     for match in _VERB_ME.finditer(text):
         group = "v" if match.group("v") else "n"
-        if not wanted(match, group):
+        if not _wanted(text, avoided_spans, match, group):
             continue
         rest = match.group("rest")
         if re.match(rf"\s*(?:on|by|via|over|through|at)\s+(?:my\s+)?{CHANNEL}\b", rest, re.I):
@@ -349,47 +373,69 @@ def contact_line(hints: list[Hint], existing: str | None = None) -> Fact | None:
         if hint.how == "request" and last.get(hint.channel, (0, ""))[1] == "prefer":
             continue  # asked for again: still wanted
         last[hint.channel] = (index, hint.how)
+    said = _want_and_avoid(hints, last)
+    if said is None:
+        return None
+    want, avoid, fresh = said
+    if existing and (old := _CONTACT_LINE.match(existing)):
+        kept = _with_existing_line(old, want, avoid, last=last, fresh=fresh)
+        if kept is None:
+            return None
+        want, avoid = kept
+    sources = []
+    for hint in hints:
+        if hint.source not in sources:
+            sources.append(hint.source)
+    return _contact_fact(want, avoid, sources)
+
+
+def _want_and_avoid(hints: list[Hint], last: dict[str, tuple[int, str]]) -> tuple[str | None, str | None, bool] | None:
+    """The channel the run last wanted, the one it last avoided, and whether the wish was said as a
+    change; ``None`` when one message says two different wishes (say nothing rather than guess)."""
     avoided = sorted((index, channel) for channel, (index, how) in last.items() if how == "avoid")
     wanted = sorted((index, channel) for channel, (index, how) in last.items() if how == "prefer")
     if not wanted and avoided:
         wanted = sorted((index, channel) for channel, (index, how) in last.items() if how == "request")
     want = wanted[-1][1] if wanted else None
+    fresh = False
     if want:
         source = hints[wanted[-1][0]].source
         if any(
             hint.source == source and hint.how == "prefer" and hint.channel != want and last[hint.channel][1] != "avoid"
             for hint in hints
         ):
-            return None  # two different wishes in one message: say nothing rather than guess
-    if want and hints[wanted[-1][0]].fresh:  # a changed wish ("WhatsApp now") starts afresh
-        start = min(index for index, hint in enumerate(hints) if hint.source == source)
-        avoided = [(index, channel) for index, channel in avoided if index >= start]
+            return None
+        fresh = hints[wanted[-1][0]].fresh
+        if fresh:  # a changed wish ("WhatsApp now") starts afresh
+            start = min(index for index, hint in enumerate(hints) if hint.source == source)
+            avoided = [(index, channel) for index, channel in avoided if index >= start]
     avoid = avoided[-1][1] if avoided and avoided[-1][1] != want else None
-    if existing and (old := _CONTACT_LINE.match(existing)):
-        old_want = old.group("want") or old.group("want2")
-        if (
-            want is None
-            and avoid
-            and old_want
-            and old_want.lower() != avoid.lower()
-            and last.get(old_want, (0, ""))[1] != "avoid"
-        ):
-            want = old_want
-        old_avoid = old.group("avoid") or old.group("avoid2") or old.group("phone")
-        if (
-            avoid is None
-            and want
-            and old_avoid
-            and old_avoid.lower() != want.lower()
-            and not hints[wanted[-1][0]].fresh
-        ):
-            avoid = old_avoid  # "don't call me", then another day "email me instead"
-        if want is None and avoid and old_want and old_want.lower() == avoid.lower():
-            return None  # "I no longer use WhatsApp": the line that wanted it goes, nothing replaces it
-    sources = []
-    for hint in hints:
-        if hint.source not in sources:
-            sources.append(hint.source)
+    return want, avoid, fresh
+
+
+def _with_existing_line(
+    old: re.Match[str], want: str | None, avoid: str | None, *, last: dict[str, tuple[int, str]], fresh: bool
+) -> tuple[str | None, str | None] | None:
+    """What the run wants and avoids, with what the existing contact line says where the run is silent;
+    ``None`` when the run ends the existing wish and nothing replaces it."""
+    old_want = old.group("want") or old.group("want2")
+    if (
+        want is None
+        and avoid
+        and old_want
+        and old_want.lower() != avoid.lower()
+        and last.get(old_want, (0, ""))[1] != "avoid"
+    ):
+        want = old_want
+    old_avoid = old.group("avoid") or old.group("avoid2") or old.group("phone")
+    if avoid is None and want and old_avoid and old_avoid.lower() != want.lower() and not fresh:
+        avoid = old_avoid  # "don't call me", then another day "email me instead"
+    if want is None and avoid and old_want and old_want.lower() == avoid.lower():
+        return None  # "I no longer use WhatsApp": the line that wanted it goes, nothing replaces it
+    return want, avoid
+
+
+def _contact_fact(want: str | None, avoid: str | None, sources: list[str]) -> Fact | None:
     if want and avoid:
         return Fact("contact", f"Prefers {want} over {avoid}.", sources)
     if want:
@@ -583,28 +629,13 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
         old = _GENERIC_SUFFIX.sub("", match.group("a"))
         new_raw = match.group("b")
         new = _GENERIC_SUFFIX.sub("", new_raw)
-        verb = match.group(0).lower()
-        fallback = None
-        if re.search(r"\bplan$", new_raw, re.I):
-            fallback = _fact("plan", f"Is on the {plan_name(new)} plan.", sentence)
-        elif re.search(r"\bapp$", new_raw, re.I):
-            fallback = _fact("app", f"Uses the {_app_name(new)} app.", sentence)
-        elif re.search(r"\b(?:moved|relocated|transferred)\b", verb) and _place(new):
-            if re.search(r"\boffice$", new_raw, re.I):
-                fallback = _fact("office", f"Works from the {_place(new)} office.", sentence)
-            else:
-                fallback = _fact("location", f"Based in {_place(new)}.", sentence)
-        elif (tool := _integration_name(new)) is not None:
-            fallback = _fact(f"integration:{tool.lower()}", f"Uses {tool}.", sentence)
-        if re.search(r"\bapp$", new_raw, re.I):
-            display = _app_name(new)
-        elif re.search(r"\bplan$", new_raw, re.I):
-            display = plan_name(new)
-        elif re.search(r"\b(?:moved|relocated|transferred)\b", verb):
-            display = title(new)
-        else:
-            display = _integration_name(new) or new
-        yield Update(old=old, new=display, sources=[sentence.source], fallback=fallback)
+        moves = bool(re.search(r"\b(?:moved|relocated|transferred)\b", match.group(0).lower()))
+        yield Update(
+            old=old,
+            new=_moved_display(new_raw, new, moves=moves),
+            sources=[sentence.source],
+            fallback=_moved_fallback(new_raw, new, sentence, moves=moves),
+        )
     elif (match := _MOVED_TO.search(sentence.text)) and (place := _place(match.group("b"))):
         if match.group("office"):
             yield _fact("office", f"Works from the {place} office.", sentence)
@@ -612,6 +643,32 @@ def moved(sentence: Sentence) -> Iterator[Fact | Update]:
             yield Update(
                 old="", new=None, sources=[sentence.source], fallback=_fact("location", f"Based in {place}.", sentence)
             )
+
+
+def _moved_fallback(new_raw: str, new: str, sentence: Sentence, *, moves: bool) -> Fact | None:
+    """The line a move from A to B writes when no line names A: a plan, an app, a place, a tool."""
+    if re.search(r"\bplan$", new_raw, re.I):
+        return _fact("plan", f"Is on the {plan_name(new)} plan.", sentence)
+    if re.search(r"\bapp$", new_raw, re.I):
+        return _fact("app", f"Uses the {_app_name(new)} app.", sentence)
+    if moves and _place(new):
+        if re.search(r"\boffice$", new_raw, re.I):
+            return _fact("office", f"Works from the {_place(new)} office.", sentence)
+        return _fact("location", f"Based in {_place(new)}.", sentence)
+    if (tool := _integration_name(new)) is not None:
+        return _fact(f"integration:{tool.lower()}", f"Uses {tool}.", sentence)
+    return None
+
+
+def _moved_display(new_raw: str, new: str, *, moves: bool) -> str:
+    """B as the replaced line spells it."""
+    if re.search(r"\bapp$", new_raw, re.I):
+        return _app_name(new)
+    if re.search(r"\bplan$", new_raw, re.I):
+        return plan_name(new)
+    if moves:
+        return title(new)
+    return _integration_name(new) or new
 
 
 _ROLE = re.compile(
@@ -1152,68 +1209,117 @@ def _role_line(match_values: dict, text: str) -> str | None:
 
 @rule("tables", reads_negation=True)
 def from_tables(sentence: Sentence) -> Iterator[Fact | Update | Hint]:
-    """What the phrase tables of the message's languages say in this clause, as lines in English."""
-    if any(one_off(sentence.message, code) for code in sentence.languages):
-        one_off_message = True
-    else:
-        one_off_message = False
-    hypothetical = sentence.hypothetical
+    """What the phrase tables of the message's languages say in this clause, as lines in English: each
+    kind of match is turned into lines by its own function (``_TABLE_KINDS``)."""
     for match in read_tables(sentence.text, sentence.languages):
-        values, kind, code = match.values, match.kind, match.values["code"]
-        if hypothetical and kind not in NEGATIVE_KINDS:
+        if sentence.hypothetical and match.kind not in NEGATIVE_KINDS:
             continue
-        if kind.startswith("contact_"):
-            channel = values.get("channel")
-            word = english_of(code, "channels", channel) if channel else ""
-            channel = word if word in CHANNELS.values() else (_channel(word) if word else channel)
-            if channel:
-                yield Hint(kind.removeprefix("contact_"), channel, sentence.source)
-        elif kind == "language" and not one_off_message:
-            language = english_of(code, "languages", values["language"])
-            yield _fact("language", f"Prefers to chat in {language[:1].upper() + language[1:]}.", sentence)
-        elif kind in {"location", "office"}:
-            place = _table_place(code, values["place"])
-            if place and place.lower() not in {"a", "an", "the"}:
-                text = f"Based in {place}." if kind == "location" else f"Works from the {place} office."
-                yield _fact(kind, text, sentence)
-        elif kind == "change":  # said tentatively (the only kind a tentative clause gives): said once
-            if fact := _hedged_change(code, values, sentence):
-                yield fact
-        elif kind == "moved":  # "me mudé de Salamanca a Valladolid": the old place is replaced, in any language
-            old, new = _table_place(code, values["old_place"]), _table_place(code, values["place"])
-            if old:
-                fallback = _fact("location", f"Based in {new}.", sentence) if new else None
-                yield Update(old=old, new=new or None, sources=[sentence.source], fallback=fallback, kinds=_PLACES)
-        elif kind == "place_gone":  # "ya no vivo en Madrid"
-            if place := _table_place(code, values["place"]):
-                yield Update(old=place, new=None, sources=[sentence.source], kinds=_PLACES)
-        elif kind == "role":
-            if line := _role_line(values, sentence.text):
-                yield _claimed(_fact("role", line, sentence), sentence)
-        elif kind == "tools":
-            for old in integration_names(values.get("old_tool") or ""):
-                yield Update(old=old, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
-            names = integration_names(values.get("tools") or values.get("tool") or "")
-            for name in names:
-                yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
-            if len(names) == 1 and _SWITCHED.search(sentence.text) and (what := TOOL_KINDS.get(names[0])):
-                for other, other_kind in TOOL_KINDS.items():
-                    if other_kind == what and other != names[0] and other.lower() not in names[0].lower():
-                        yield Update(old=other, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
-        elif kind == "tool_gone":
-            for name in integration_names(values.get("tool") or ""):
-                yield Update(old=name, new=None, sources=[sentence.source], kinds=frozenset({"setup"}))
-        elif kind == "style" and not one_off_message:
-            yield _fact("style", _style_line(sentence.message or sentence.text), sentence)
-        elif kind == "plan":
-            raw = (values.get("plan") or values.get("plan2") or "").strip("-")
-            name = english_of(code, "plan_names", raw)
-            if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
-                continue
-            if (_integration_name(raw) or _integration_name(name)) and not _said_as_plan(raw).search(sentence.text):
-                continue  # "we moved to Teams" names a tool, not a plan
-            key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
-            yield _fact(key, f"Is on the {plan_name(name)} plan.", sentence)
+        kind = "contact" if match.kind.startswith("contact_") else match.kind
+        if lines := _TABLE_KINDS.get(kind):
+            yield from lines(match.kind, match.values["code"], match.values, sentence)
+
+
+TableLines = Callable[[str, str, dict, Sentence], Iterator["Fact | Update | Hint"]]
+
+
+def _table_contact(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Hint]:
+    channel = values.get("channel")
+    word = english_of(code, "channels", channel) if channel else ""
+    channel = word if word in CHANNELS.values() else (_channel(word) if word else channel)
+    if channel:
+        yield Hint(kind.removeprefix("contact_"), channel, sentence.source)
+
+
+def _table_language(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact]:
+    if not sentence.one_off:
+        language = english_of(code, "languages", values["language"])
+        yield _fact("language", f"Prefers to chat in {language[:1].upper() + language[1:]}.", sentence)
+
+
+def _table_place_line(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact]:
+    place = _table_place(code, values["place"])
+    if place and place.lower() not in {"a", "an", "the"}:
+        text = f"Based in {place}." if kind == "location" else f"Works from the {place} office."
+        yield _fact(kind, text, sentence)
+
+
+def _table_change(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact]:
+    """Said tentatively (the only kind a tentative clause gives): said once."""
+    if fact := _hedged_change(code, values, sentence):
+        yield fact
+
+
+def _table_moved(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Update]:
+    """ "me mudé de Salamanca a Valladolid": the old place is replaced, in any language."""
+    old, new = _table_place(code, values["old_place"]), _table_place(code, values["place"])
+    if old:
+        fallback = _fact("location", f"Based in {new}.", sentence) if new else None
+        yield Update(old=old, new=new or None, sources=[sentence.source], fallback=fallback, kinds=_PLACES)
+
+
+def _table_place_gone(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Update]:
+    """ "ya no vivo en Madrid" """
+    if place := _table_place(code, values["place"]):
+        yield Update(old=place, new=None, sources=[sentence.source], kinds=_PLACES)
+
+
+def _table_role(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact]:
+    if line := _role_line(values, sentence.text):
+        yield _claimed(_fact("role", line, sentence), sentence)
+
+
+_SETUP = frozenset({"setup"})
+
+
+def _table_tools(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact | Update]:
+    """The tools they use, the one they left, and (said as a switch) the others of the same kind."""
+    for old in integration_names(values.get("old_tool") or ""):
+        yield Update(old=old, new=None, sources=[sentence.source], kinds=_SETUP)
+    names = integration_names(values.get("tools") or values.get("tool") or "")
+    for name in names:
+        yield _fact(f"integration:{name.lower()}", f"Uses {name}.", sentence)
+    if len(names) == 1 and _SWITCHED.search(sentence.text) and (what := TOOL_KINDS.get(names[0])):
+        for other, other_kind in TOOL_KINDS.items():
+            if other_kind == what and other != names[0] and other.lower() not in names[0].lower():
+                yield Update(old=other, new=None, sources=[sentence.source], kinds=_SETUP)
+
+
+def _table_tool_gone(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Update]:
+    for name in integration_names(values.get("tool") or ""):
+        yield Update(old=name, new=None, sources=[sentence.source], kinds=_SETUP)
+
+
+def _table_style(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact]:
+    if not sentence.one_off:
+        yield _fact("style", _style_line(sentence.message or sentence.text), sentence)
+
+
+def _table_plan(kind: str, code: str, values: dict, sentence: Sentence) -> Iterator[Fact]:
+    raw = (values.get("plan") or values.get("plan2") or "").strip("-")
+    name = english_of(code, "plan_names", raw)
+    if name.lower() not in KNOWN_PLANS and (name.lower() in STOP_WORDS or not name[:1].isupper()):
+        return
+    if (_integration_name(raw) or _integration_name(name)) and not _said_as_plan(raw).search(sentence.text):
+        return  # "we moved to Teams" names a tool, not a plan
+    key = "billing" if name.lower() in {"annual", "monthly", "yearly", "quarterly"} else "plan"
+    yield _fact(key, f"Is on the {plan_name(name)} plan.", sentence)
+
+
+# A table match's kind (every "contact_<how>" is "contact") -> the lines it gives.
+_TABLE_KINDS: dict[str, TableLines] = {
+    "contact": _table_contact,
+    "language": _table_language,
+    "location": _table_place_line,
+    "office": _table_place_line,
+    "change": _table_change,
+    "moved": _table_moved,
+    "place_gone": _table_place_gone,
+    "role": _table_role,
+    "tools": _table_tools,
+    "tool_gone": _table_tool_gone,
+    "style": _table_style,
+    "plan": _table_plan,
+}
 
 
 def _hedged_change(code: str, values: dict, sentence: Sentence) -> Fact | None:
@@ -1258,7 +1364,3 @@ def _style_line(message: str) -> str:
     if bullets:
         return "Prefers answers in bullet points."
     return f"Prefers {length} answers."
-
-
-def one_off(message: str, code: str) -> bool:
-    return has_words(message, (code,), "one_off")
