@@ -251,6 +251,22 @@ class World:
             assert not stale.exists(), "a chat that uses memory carries an old note"
 
 
+# Each step of a drawn sequence, by name, done to the world (a user by index into USERS).
+STEPS = {
+    "chat": lambda world, u, word, new_chat, memory_flag: world.chat(USERS[u], word, new_chat, memory_flag),
+    "sweep": lambda world, minutes: world.sweep(minutes),
+    "stop": lambda world, u: world.stop(USERS[u]),
+    "resume": lambda world, u: world.stop(USERS[u], stop=False),
+    "delete": lambda world, u: world.delete(USERS[u]),
+    "forget": lambda world, u, word: world.forget(USERS[u], word),
+    "retention": lambda world, days: world.retention(days),
+    "memory": lambda world, on: world.set_memory(on),
+    "version": lambda world, opens: world.version(opens),
+    "apply": lambda world: world.apply(),
+    "erase": lambda world, u: world.erase(USERS[u]),
+}
+
+
 @pytest.mark.django_db
 @settings(
     max_examples=60,
@@ -304,29 +320,7 @@ def test_the_memorys_promises_hold_over_any_sequence(team, monkeypatch, steps):
     )
     world = World(agent)
     for action, *args in steps:
-        if action == "chat":
-            u, word, new_chat, memory_flag = args
-            world.chat(USERS[u], word, new_chat, memory_flag)
-        elif action == "sweep":
-            world.sweep(args[0])
-        elif action == "stop":
-            world.stop(USERS[args[0]])
-        elif action == "resume":
-            world.stop(USERS[args[0]], stop=False)
-        elif action == "delete":
-            world.delete(USERS[args[0]])
-        elif action == "forget":
-            world.forget(USERS[args[0]], args[1])
-        elif action == "retention":
-            world.retention(args[0])
-        elif action == "memory":
-            world.set_memory(args[0])
-        elif action == "version":
-            world.version(args[0])
-        elif action == "apply":
-            world.apply()
-        elif action == "erase":
-            world.erase(USERS[args[0]])
+        STEPS[action](world, *args)
         world.check()
     # Finally everything quiet is read, and the promises still hold.
     world.sweep(24 * 60)
