@@ -17,6 +17,7 @@ from agents.errors import AppError
 from agents.models import ApiKey
 from agents.ports import ports
 from agents.selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
+from surfaces.web.forms import AgentNewForm, ApiKeyForm, BuilderForm, DraftForm, NextForm, TeamSwitchForm, cleaned
 
 
 def _team_or_404(request):
@@ -47,10 +48,9 @@ def home(request):
 @login_required
 @require_POST
 def switch_team(request):
-    wanted = request.POST.get("team")
-    for team in teams_for_user(request.user):
-        if str(team.pk) == wanted:
-            request.session["team_id"] = team.pk
+    form = TeamSwitchForm(request.POST, teams=teams_for_user(request.user))
+    if form.is_valid():  # not one of the user's teams: nothing changes
+        request.session["team_id"] = form.cleaned_data["team"]
     return redirect("agents:home")
 
 
@@ -58,8 +58,9 @@ def switch_team(request):
 @require_POST
 def agent_new(request):
     team = _team_or_404(request)
+    name = cleaned(AgentNewForm(request.POST))["name"]
     try:
-        agent = services.agent_create(team=team, name=request.POST.get("name", ""), user=request.user)
+        agent = services.agent_create(team=team, name=name, user=request.user)
     except AppError as exc:
         # Refused (an empty name, or one over its column's 120 characters): the page says why, as a 400.
         messages.error(request, exc.message)
@@ -94,28 +95,18 @@ def _publish_warnings(state) -> list[str]:
 @login_required
 def overview(request, public_id):
     agent = agent_for_user(request.user, public_id)
-    error = None
+    errors = []
     if request.method == "POST":
-        actions = []
-        for line in request.POST.get("actions", "").splitlines():
-            if line.strip():
-                name, _, label = line.partition("=")
-                actions.append({"name": name.strip(), "label": label.strip()})
-        try:
-            services.agent_draft_update(
-                agent=agent,
-                changes={
-                    "instructions": request.POST.get("instructions", ""),
-                    "guardrails": request.POST.get("guardrails", ""),
-                    "actions": actions,
-                },
-                user=request.user,
-            )
-            messages.success(request, "Saved to the draft. Publish when ready.")
-            return redirect("agents:overview", public_id=public_id)
-        except AppError as exc:
-            error = exc
-    ctx = build_context(request, agent, "overview", error=error)
+        form = DraftForm(request.POST)
+        if form.is_valid():
+            try:
+                services.agent_draft_update(agent=agent, changes=form.cleaned_data, user=request.user)
+                messages.success(request, "Saved to the draft. Publish when ready.")
+                return redirect("agents:overview", public_id=public_id)
+            except AppError as exc:
+                form.add_error(None, exc.message)
+        errors = [message for field_errors in form.errors.values() for message in field_errors]
+    ctx = build_context(request, agent, "overview", errors=errors)
     ctx["actions_text"] = "\n".join(f"{a['name']} = {a['label']}" for a in ctx["config"]["actions"])
     # The snippet goes on the customer's site, so the script's address is absolute.
     ctx["embed_src"] = request.build_absolute_uri(reverse("embed:script"))
@@ -131,7 +122,7 @@ def draft_publish(request, public_id):
         messages.success(request, f"Published version {version.number}.")
     except AppError as exc:
         messages.error(request, exc.message)
-    return redirect(_safe_next(request.POST.get("next", ""), agent))
+    return redirect(NextForm(request.POST, agent=agent).destination())
 
 
 @login_required
@@ -140,13 +131,7 @@ def draft_discard(request, public_id):
     agent = agent_for_user(request.user, public_id)
     services.agent_draft_discard(agent=agent)
     messages.info(request, "Unpublished changes discarded.")
-    return redirect(_safe_next(request.POST.get("next", ""), agent))
-
-
-def _safe_next(next_url: str, agent) -> str:
-    """Only ever go back to one of this agent's own Build-screen pages."""
-    prefix = f"/agents/{agent.public_id}/"
-    return next_url if next_url.startswith(prefix) and "//" not in next_url else prefix
+    return redirect(NextForm(request.POST, agent=agent).destination())
 
 
 BUILDER_LOG_SIZE = 20
@@ -159,7 +144,8 @@ def builder(request, public_id):
     kept in the session (the team member's own words, never an end user's) so the panel shows
     it on every tab. A change refreshes the page so the form and the draft bar show it."""
     agent = agent_for_user(request.user, public_id)
-    message = request.POST.get("message", "")
+    form = BuilderForm(request.POST, agent=agent)
+    message = cleaned(form)["message"]
     entry = {"you": message[: ports.builder.MAX_MESSAGE_CHARS], "fresh": True}
     try:
         before = services.agent_draft_config(agent)["memorySettings"]
@@ -177,7 +163,7 @@ def builder(request, public_id):
         if entry.get("changes"):
             return HttpResponseClientRefresh()
         return render(request, "agents/_builder_log.html", {"agent": agent, "builder_log": logs[public_id]})
-    return redirect(_safe_next(request.POST.get("next", ""), agent))
+    return redirect(form.destination())
 
 
 @login_required
@@ -221,11 +207,13 @@ def api_keys(request):
     new_key = None
     if request.method == "POST":
         require_web(actor, "api_keys")
-        name = request.POST.get("name", "").strip()
-        if len(name) > ApiKey._meta.get_field("name").max_length:
-            messages.error(request, "A key's name is at most 80 characters.")
+        form = ApiKeyForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, form.errors["name"][0])
             return render(request, "agents/api_keys.html", _keys_context(team, actor), status=400)
-        _, new_key = services.api_key_create(team=team, name=name, created_by=request.user, actor=actor)
+        _, new_key = services.api_key_create(
+            team=team, name=form.cleaned_data["name"], created_by=request.user, actor=actor
+        )
     return render(request, "agents/api_keys.html", {**_keys_context(team, actor), "new_key": new_key})
 
 

@@ -17,6 +17,7 @@ from agents.errors import AppError
 from agents.models import ApiKey, Invitation, Membership
 from surfaces.http.pagination import cursor_decode, keyset_page
 from surfaces.web.build import _team_or_404, require_web
+from surfaces.web.forms import InvitationAcceptForm, InviteForm, RoleForm, cleaned
 
 AUDIT_ON_TEAM_PAGE = 10
 AUDIT_PAGE_SIZE = 50
@@ -44,7 +45,7 @@ def team_page(request):
     error, typed, status = None, "", 200
     if request.method == "POST":
         require_web(actor, "members")
-        typed = request.POST.get("email", "")
+        typed = cleaned(InviteForm(request.POST))["email"]
         try:
             invitation = team_services.invitation_create(
                 team=team,
@@ -109,10 +110,12 @@ def member_remove(request, membership_id):
 @require_POST
 def member_role(request, membership_id):
     team, membership, actor = _membership(request, membership_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form.errors["role"][0])
+        return redirect("agents:team")
     try:
-        team_services.member_role_change(
-            team=team, membership=membership, role=request.POST.get("role", ""), actor=actor
-        )
+        team_services.member_role_change(team=team, membership=membership, role=form.cleaned_data["role"], actor=actor)
         messages.success(
             request, f"{membership.user.email or membership.user.username} is now {membership.get_role_display()}."
         )
@@ -159,10 +162,9 @@ def invitation(request, token):
     found = team_services.invitation_for_token(token)
     error = None
     if request.method == "POST" and found is not None:
+        password = cleaned(InvitationAcceptForm(request.POST))["password"]
         try:
-            user = team_services.invitation_accept(
-                token=token, user=request.user, password=request.POST.get("password", "")
-            )
+            user = team_services.invitation_accept(token=token, user=request.user, password=password)
             if not request.user.is_authenticated:
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             request.session["team_id"] = found.team_id
