@@ -22,48 +22,10 @@ from memory.store.selectors import memories_page
 from memory.store.settings import QUIET_MINUTES_CHOICES
 from memory.tools import apply as memory_apply
 from memory.tools.apply_preview import apply_preview
-from memory.tools.form_words import plain_error
 from memory.tools.tab_words import default_lists
 from surfaces.web.build import build_context
-from surfaces.web.memory.views import _after_change, _end_user_or_404, _note_context, made_on
-
-FORM_FIELDS = ("on", "instructions", "keepForDays", "quietMinutes", "showSwitch", "askFirst", "privacyUrl")
-
-
-def _settings_from_form(post) -> dict:
-    """Typed memory settings from the form; validation itself is `memory.store.settings`'s, as everywhere."""
-
-    def as_int(name):
-        raw = post.get(name, "").strip()
-        try:
-            return int(raw)
-        except ValueError:
-            raise AppError(
-                "invalid_config", f"{name} must be a whole number.", field=f"memorySettings.{name}"
-            ) from None
-
-    return {
-        "on": post.get("on") == "on",
-        "instructions": post.get("instructions", ""),
-        "keepForDays": as_int("keepForDays"),
-        "quietMinutes": as_int("quietMinutes"),
-        "showSwitch": post.get("showSwitch") == "on",
-        "askFirst": post.get("askFirst") == "on",
-        "privacyUrl": post.get("privacyUrl", ""),
-    }
-
-
-def _typed(post) -> dict:
-    """What was typed, as the form shows it again after a refusal."""
-    return {
-        "on": post.get("on") == "on",
-        "instructions": post.get("instructions", ""),
-        "keepForDays": post.get("keepForDays", ""),
-        "quietMinutes": post.get("quietMinutes", ""),
-        "showSwitch": post.get("showSwitch") == "on",
-        "askFirst": post.get("askFirst") == "on",
-        "privacyUrl": post.get("privacyUrl", ""),
-    }
+from surfaces.web.memory.forms import LineAddForm, MemorySettingsForm
+from surfaces.web.memory.views import _after_change, _end_user_or_404, _note_context
 
 
 @login_required
@@ -72,19 +34,20 @@ def memory_tab(request, public_id):
     agent = agent_for_user(request.user, public_id)
     errors, form = {}, None
     if request.method == "POST":
-        try:
-            agent_services.agent_draft_update(
-                agent=agent, changes={"memorySettings": _settings_from_form(request.POST)}, user=request.user
-            )
-            messages.success(request, "Memory settings saved to the draft. They apply once you publish.")
-            return redirect("memory:tab", public_id=public_id)
-        except AppError as exc:
-            field, words = plain_error(exc)
-            errors[field or "form"] = words
-            form = _typed(request.POST)
+        settings_form = MemorySettingsForm(request.POST)
+        if settings_form.is_valid():
+            try:
+                agent_services.agent_draft_update(
+                    agent=agent, changes={"memorySettings": settings_form.cleaned_data}, user=request.user
+                )
+                messages.success(request, "Memory settings saved to the draft. They apply once you publish.")
+                return redirect("memory:tab", public_id=public_id)
+            except AppError as exc:
+                settings_form.refuse(exc)
+        errors, form = settings_form.errors_by_field(), settings_form.typed()
     ctx = build_context(request, agent, "memory", subtab="settings", errors=errors, quiet_choices=QUIET_MINUTES_CHOICES)
     ms = ctx["config"]["memorySettings"]
-    form = form or {key: ms[key] for key in FORM_FIELDS}
+    form = form or {key: ms[key] for key in MemorySettingsForm.base_fields}
     form["quietMinutes"] = str(form["quietMinutes"])
     ctx.update(
         ms=ms,
@@ -154,13 +117,15 @@ def line_add(request, public_id, end_user_id):
 
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
-    text = request.POST.get("text", "").strip()
-    if not text:
-        return _after_change(
-            request, agent, end_user, error=policy.MemoryRefused("empty", "Write the line to add first."), adding=""
-        )
+    form = LineAddForm(request.POST)
+    if not form.is_valid():
+        refused = policy.MemoryRefused("empty", " ".join(word for words in form.errors.values() for word in words))
+        return _after_change(request, agent, end_user, error=refused, adding="")
+    text = form.cleaned_data["text"]
     try:
-        added = services.memory_line_add(end_user=end_user, text=text, made_on=made_on(request), actor=request.user)
+        added = services.memory_line_add(
+            end_user=end_user, text=text, made_on=form.cleaned_data["version"], actor=request.user
+        )
     except policy.MemoryRefused as exc:
         keep = exc.reason not in policy.SECRET_REASONS
         return _after_change(request, agent, end_user, error=exc, adding=text if keep else "", added=True)

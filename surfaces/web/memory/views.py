@@ -28,6 +28,8 @@ from memory.store.version import version_of
 from memory.tools import apply as memory_apply
 from memory.tools import trial, trial_jobs
 from surfaces.web.build import build_context
+from surfaces.web.forms import cleaned
+from surfaces.web.memory.forms import EraseForm, LineDeleteForm, LineEditForm, ReplaceForm, StopForm, TryForm
 
 # --- The tab ---------------------------------------------------------------------------------
 
@@ -92,20 +94,24 @@ def try_page(request, public_id):
     POST: start a Try of the draft settings on the newest few end users, as a background job."""
     agent = agent_for_user(request.user, public_id)
     if request.method == "POST":
+        form = TryForm(request.POST)
+        if not form.is_valid():
+            words = " ".join(word for words in form.errors.values() for word in words)
+            ctx = _try_context(request, agent, trial_jobs.trial_latest(agent), try_error=words)
+            return render(request, "memory/try.html", ctx, status=400)
         state = agent_state(agent)  # the draft's settings when there is a draft, else the published ones
         try:
-            people = trial.parse_people(request.POST.get("n"))
             job = trial_jobs.trial_start(
                 agent=agent,
                 config=state["config"],
                 draft=state["draft"] is not None,
-                people=people,
+                people=form.cleaned_data["n"],
                 user=request.user,
-                include_open=request.POST.get("include_open") == "1",
+                include_open=form.cleaned_data["include_open"],
             )
         except AppError as exc:
             ctx = _try_context(request, agent, trial_jobs.trial_latest(agent), try_error=exc.message)
-            return render(request, "memory/try.html", ctx, status=400 if exc.status == 400 else exc.status)
+            return render(request, "memory/try.html", ctx, status=exc.status)
         return redirect("memory:try_status", public_id=public_id, job_id=job.pk)
     if request.method != "GET":
         return HttpResponseNotAllowed(["GET", "POST"])
@@ -221,11 +227,6 @@ def _end_user_or_404(agent, end_user_id):
     return end_user
 
 
-def made_on(request) -> str | None:
-    """The version of the memory the page was made on (its hidden `version` field), if it sent one."""
-    return request.POST.get("version") or None
-
-
 def _memory_context(request, agent, end_user, **extra) -> dict:
     facts = memory_facts(end_user)
     facts["note_text"] = render_note(note_lines(facts["memory"]))
@@ -315,15 +316,11 @@ def line_edit(request, public_id, end_user_id, index):
                 "version": version_of(memory),
             },
         )
-    text = request.POST.get("text", "")
+    edit = cleaned(LineEditForm(request.POST))
+    text = edit["text"]
     try:
         services.memory_line_replace(
-            end_user=end_user,
-            index=index,
-            text=text,
-            was=request.POST.get("was", ""),
-            made_on=made_on(request),
-            actor=request.user,
+            end_user=end_user, index=index, text=text, was=edit["was"], made_on=edit["version"], actor=request.user
         )
     except policy.MemoryRefused as exc:
         # What was typed stays in the box to fix, except a secret, which is cleared (never echoed).
@@ -342,13 +339,10 @@ def line_edit(request, public_id, end_user_id, index):
 def line_delete(request, public_id, end_user_id, index):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
+    change = cleaned(LineDeleteForm(request.POST))
     try:
         services.memory_line_delete(
-            end_user=end_user,
-            index=index,
-            was=request.POST.get("was", ""),
-            made_on=made_on(request),
-            actor=request.user,
+            end_user=end_user, index=index, was=change["was"], made_on=change["version"], actor=request.user
         )
     except policy.MemoryRefused as exc:
         return _after_change(request, agent, end_user, error=exc)
@@ -361,10 +355,9 @@ def memory_replace(request, public_id, end_user_id):
     """Replace all: the whole text at once, refused whole (nothing changed) by the guards."""
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
+    change = cleaned(ReplaceForm(request.POST))
     try:
-        services.memory_set(
-            end_user=end_user, text=request.POST.get("text", ""), made_on=made_on(request), actor=request.user
-        )
+        services.memory_set(end_user=end_user, text=change["text"], made_on=change["version"], actor=request.user)
     except policy.MemoryRefused as exc:
         return _after_change(request, agent, end_user, error=exc)
     return _after_change(request, agent, end_user, flash="Memory replaced.")
@@ -375,7 +368,7 @@ def memory_replace(request, public_id, end_user_id):
 def memory_stop(request, public_id, end_user_id):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
-    stop = request.POST.get("stop") != "0"
+    stop = cleaned(StopForm(request.POST))["stop"]
     services.memory_stop(end_user=end_user, stop=stop, actor=request.user)
     messages.success(
         request,
@@ -402,8 +395,10 @@ def end_user_erase(request, public_id, end_user_id):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
     if request.method == "POST":
-        if request.POST.get("confirm") != end_user.external_id:
-            messages.error(request, "Type the end-user id exactly to confirm. Nothing was erased.")
+        form = EraseForm(request.POST, end_user=end_user)
+        if not form.is_valid():
+            for words in form.errors.values():
+                messages.error(request, " ".join(words))
             return redirect("memory:erase", public_id=public_id, end_user_id=end_user.pk)
         external_id = end_user.external_id
         services.end_user_erase(end_user=end_user)
