@@ -86,4 +86,4 @@ def install_raw_target_dev_server() -> None:
     """`runserver` builds its handler from `basehttp.WSGIRequestHandler` when it starts."""
     from django.core.servers import basehttp
 
-    basehttp.WSGIRequestHandler = RawTargetRequestHandler
+    basehttp.WSGIRequestHandler = RawTargetRequestHandler  # type: ignore[misc]  # replacing the class is the point

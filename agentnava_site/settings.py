@@ -178,7 +178,7 @@ from csp.constants import NONE, SELF  # noqa: E402
 
 # Permissions-Policy on every response: no page of the app uses the camera, the microphone, the
 # location, payment, USB or sensors, so none may (an injected frame or script included).
-PERMISSIONS_POLICY = {
+PERMISSIONS_POLICY: dict[str, list[str]] = {
     "accelerometer": [],
     "camera": [],
     "geolocation": [],

@@ -42,4 +42,6 @@ def consent_record(*, end_user: EndUser, agreed: bool, source: str) -> dict:
     from consent.selectors import consent_state
 
     consent_set(end_user=end_user, agreed=agreed, source=source)
-    return consent_state(end_user)
+    state = consent_state(end_user)
+    assert state is not None  # just recorded
+    return state

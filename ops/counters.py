@@ -10,14 +10,13 @@ an id, a name or any text of a person.
 
 import re
 import threading
-from collections import Counter
 
 from django.conf import settings
 
 HASH_KEY = "agentnava:metrics"
 SAFE_LABEL = re.compile(r"^[a-zA-Z0-9_.:+-]{1,64}$")  # codes only; anything else is counted as "other"
 
-_local: Counter = Counter()
+_local: dict[str, float] = {}  # ints stay ints: 0 + 1 is 1
 _lock = threading.Lock()
 _clients: dict = {}  # one client per REDIS_URL: a changed setting never reaches the old server
 
@@ -53,7 +52,7 @@ def add(name: str, amount: float = 1, **labels) -> None:
         client = _redis()
         if client is None:
             with _lock:
-                _local[key] += amount
+                _local[key] = _local.get(key, 0) + amount
         elif isinstance(amount, int):
             client.hincrby(HASH_KEY, key, amount)
         else:

@@ -4,7 +4,7 @@ migrate. The functions are dotted paths, so this module imports no app."""
 
 from django.utils import timezone
 
-SCHEDULES = {
+SCHEDULES: dict[str, dict[str, object]] = {
     "memory-quiet-sweep": {
         "func": "memory.tasks.sweep_quiet_windows",
         "schedule_type": "I",  # Schedule.MINUTES
@@ -27,7 +27,9 @@ def schedules_ensure(*, schedule_model=None, using: str = "default") -> list[str
     timing differs back to the declaration; its next run and any other schedule are left alone.
     Idempotent. Returns the names it created or changed."""
     if schedule_model is None:
-        from django_q.models import Schedule as schedule_model
+        from django_q.models import Schedule
+
+        schedule_model = Schedule
     touched = []
     for name, spec in SCHEDULES.items():
         schedule, created = schedule_model.objects.using(using).get_or_create(

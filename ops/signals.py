@@ -10,6 +10,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django_q.signals import post_execute_in_worker, pre_execute
 
+from agents.engines import model_called as model_called_signal
 from agents.models import Conversation
 from memory.models import MemoryRun
 from ops import counters
@@ -83,9 +84,4 @@ def model_called(sender, task: str, seconds: float, error_code: str | None, **kw
     counters.observe("model_latency_seconds", seconds, task=task)
 
 
-try:
-    from agents.engines import model_called as _model_called_signal
-except ImportError:  # the engines do not send it (yet)
-    _model_called_signal = None
-if _model_called_signal is not None:
-    _model_called_signal.connect(model_called, dispatch_uid="ops.model_called")
+model_called_signal.connect(model_called, dispatch_uid="ops.model_called")

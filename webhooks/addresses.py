@@ -44,7 +44,7 @@ class Target:
 def resolve(host: str, port: int) -> list[str]:
     """Every address `host` resolves to (a literal IP resolves to itself). Tests patch this."""
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:

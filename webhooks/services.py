@@ -121,7 +121,7 @@ def _team_endpoints(agent_id: int) -> list[Endpoint]:
     if not connection.in_atomic_block:
         return list(query)
     outermost = connection.atomic_blocks[0]
-    memo = getattr(connection, "_webhook_endpoints", None)
+    memo: tuple[object, dict[int, list[Endpoint]]] | None = getattr(connection, "_webhook_endpoints", None)
     if memo is None or memo[0] is not outermost:
         memo = (outermost, {})
         connection._webhook_endpoints = memo
