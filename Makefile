@@ -12,7 +12,16 @@ DEMO_ENV := DEBUG=1 WEBHOOKS_ALLOW_HTTP=1 WEBHOOKS_ALLOW_PRIVATE=1
 # db. PYTEST_WORKERS=0 runs in one process.
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-fast lint messages prod-check test-fuzz test-repeat venv venv-dev clean
+# Where `make run` serves (the README's examples say http://127.0.0.1:8000).
+ADDR ?= 127.0.0.1:8000
+# This checkout's development SECRET_KEY (agentnava_site/settings.py reads the same variable):
+# random, mode 600, gitignored.
+DEV_SECRET_KEY_FILE ?= var/dev-secret-key
+export DEV_SECRET_KEY_FILE
+# `KEY=$$(make key)` holds the key alone, also when make runs inside another make.
+MAKEFLAGS += --no-print-directory
+
+.PHONY: run key test test-fast lint messages prod-check test-fuzz test-repeat venv venv-dev clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,16 +35,28 @@ $(VENV)/.dev: requirements-dev.txt requirements.txt $(VENV)/.runtime
 venv: $(VENV)/.runtime
 venv-dev: $(VENV)/.dev
 
-run: $(VENV)/.runtime
+$(DEV_SECRET_KEY_FILE):
+	@mkdir -p $(@D)
+	@umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
+
+run: $(VENV)/.runtime $(DEV_SECRET_KEY_FILE)
 	$(DEMO_ENV) $(PY) manage.py migrate --noinput
 	$(DEMO_ENV) $(PY) manage.py seed_demo
 	@echo
-	@echo "  AgentNava is starting on http://127.0.0.1:8000/"
-	@echo "  Sign in as demo@agentnava.local with the password: demo-password"
-	@echo "  Website chat demo: http://127.0.0.1:8000/demo/chat/"
+	@echo "  AgentNava is starting on http://$(ADDR)/"
+	@echo "  Sign in as demo@agentnava.local with the password: demo-password (team 'demo')"
+	@echo "  The demo agent: http://$(ADDR)/agents/agt_493fb4f0cf13/ (id agt_493fb4f0cf13)"
+	@echo "  API keys: http://$(ADDR)/settings/api-keys/, or 'make key' in another terminal"
+	@echo "  Website chat demo: http://$(ADDR)/demo/chat/"
 	@echo "  Ctrl-C stops the web server and the task cluster."
 	@echo
-	$(DEMO_ENV) $(PY) manage.py devserver --addr 127.0.0.1:8000
+	$(DEMO_ENV) $(PY) manage.py devserver --addr $(ADDR)
+
+# A new API key for the demo team that `make run` loads, printed alone on stdout (KEY=$$(make key));
+# only its hash is stored. Without DEBUG: the settings read the development key above.
+key: $(DEV_SECRET_KEY_FILE)
+	@test -x $(PY) || { echo "No $(VENV) yet: run 'make run' first (it loads the demo team)." >&2; exit 1; }
+	@$(PY) manage.py create_api_key --team demo --name "make key" || { echo "('make run' loads the demo team.)" >&2; exit 1; }
 
 test: $(VENV)/.dev
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)

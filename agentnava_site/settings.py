@@ -1,6 +1,6 @@
 """Settings for AgentNava Memory, read from the environment in this one place.
 
-Every variable is documented in README.md ("Settings"); `.env.example` lists them.
+Every variable is documented in docs/operating.md ("Settings"); `.env.example` lists them.
 """
 
 import os
@@ -26,10 +26,32 @@ def env_list(name: str, default: str = "") -> list[str]:
 DEBUG = env_bool("DEBUG", False)
 # The demo page /demo/chat/ exists only with DEBUG or DEMO=1 (`seed_demo` needs DEBUG or --force).
 DEMO = env_bool("DEMO", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+# A development checkout's own key: `make run` and `make key` write a random one here (mode 600,
+# gitignored), so a command typed by hand after `make run` (`.venv/bin/python manage.py
+# create_api_key --team demo`) works without DEBUG and signs django-q's tasks with the same key as
+# the running demo. It is read with DEBUG on or not set at all, never with `DEBUG=0` said out loud, as
+# every production environment says it (deploy/agentnava.env.example, .env.example): there a missing
+# SECRET_KEY still stops the process, and a server where someone ran `make` anyway holds a random key
+# of its own, never a published one.
+DEV_SECRET_KEY_FILE = Path(os.environ.get("DEV_SECRET_KEY_FILE") or BASE_DIR / "var" / "dev-secret-key")
+
+
+def _development_secret_key() -> str:
+    if not DEBUG and os.environ.get("DEBUG", "") != "":
+        return ""  # DEBUG=0 said out loud: a production environment
+    try:
+        return DEV_SECRET_KEY_FILE.read_text().strip()
+    except OSError:
+        return ""
+
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or _development_secret_key()
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DEBUG is off (on a development checkout, `make run` or `make key` "
+            "writes a development key first)."
+        )
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-0123456789abcdef"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if DEBUG else "")

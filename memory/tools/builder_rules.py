@@ -1,6 +1,6 @@
 """The offline engine's rules for the Builder: the memory settings a team member asks for in plain
 words (`memory.tools.builder`'s task `builder_changes`). Plain, deterministic code over the text: no
-model, no network. Documented as such in README.md ("Model engines")."""
+model, no network. Documented as such in docs/operating.md ("Model engines")."""
 
 import re
 

@@ -1,5 +1,5 @@
 """The offline chat engine's rules: how the offline engine answers the agents app's tasks. Plain,
-deterministic code over the text: no model, no network. Documented as such in README.md ("Model engines")."""
+deterministic code over the text: no model, no network. Documented as such in docs/operating.md ("Model engines")."""
 
 import re
 

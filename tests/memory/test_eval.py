@@ -2,7 +2,7 @@
 
 The promise measured here: right or silent. Every case runs; no kept line may be one its case forbids
 (a ``never_match``: a secret, an excluded category, the opposite of what was said, a replaced fact
-left behind), and the keep recall is printed (README records it)."""
+left behind), and the keep recall is printed (docs/memory.md records it)."""
 
 from io import StringIO
 from pathlib import Path

@@ -565,7 +565,7 @@ HELD_OUT = {case["id"] for path in CASE_FILES if path.name.startswith("cases_hel
 def test_eval_keep_recall_does_not_fall(capsys):
     """Keep recall is measured, not promised: the floor only catches a rule that stops reading. The
     held-out sets (cases_heldout*.jsonl, written by someone who never read the rules) have their own,
-    lower floor: what the rules get on text they were not written for (README)."""
+    lower floor: what the rules get on text they were not written for (docs/memory.md)."""
     total = passed = 0
     held_total = held_passed = 0
     misses = []

@@ -13,6 +13,8 @@ from agents.models import Agent, Membership, Plan, Team
 from memory.writer.sweep import memory_sweep
 from surfaces.web.memory.demo import DEMO_AGENT_NAME, DEMO_TEAM_SLUG
 
+# The id every example in README.md and docs/ uses, so each works verbatim against `make run`.
+DEMO_AGENT_ID = "agt_493fb4f0cf13"
 DEMO_EMAIL = "demo@agentnava.local"
 DEMO_PASSWORD = "demo-password"
 ACTIONS = [
@@ -105,7 +107,8 @@ class Command(BaseCommand):
         Membership.objects.get_or_create(team=team, user=user, defaults={"role": Membership.Role.OWNER})
 
         support = Agent.objects.filter(team=team, name=DEMO_AGENT_NAME).first()
-        if support is None:
+        created = support is None
+        if created:
             support = agent_services.agent_create(
                 team=team,
                 name=DEMO_AGENT_NAME,
@@ -116,12 +119,22 @@ class Command(BaseCommand):
                     "memorySettings": {"on": True, "quietMinutes": 30, "privacyUrl": "https://example.com/privacy"},
                 },
             )
+        self._take_documents_id(support)
+        if created:
             self._replay(support)
         if not Agent.objects.filter(team=team, name="Sales").exists():
             agent_services.agent_create(team=team, name="Sales", user=user)
         self.stdout.write(
-            f"Demo ready: team 'demo', agent {support.public_id}, sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}"
+            f"Demo ready: team '{DEMO_TEAM_SLUG}', agent {support.public_id}, sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}"
         )
+
+    def _take_documents_id(self, agent: Agent) -> None:
+        """The demo agent answers to the documents' id (also a demo seeded before it had it), unless
+        another agent of this database already holds that id."""
+        if agent.public_id == DEMO_AGENT_ID or Agent.objects.filter(public_id=DEMO_AGENT_ID).exists():
+            return
+        Agent.objects.filter(pk=agent.pk).update(public_id=DEMO_AGENT_ID)
+        agent.public_id = DEMO_AGENT_ID
 
     def _replay(self, agent: Agent) -> None:
         for external_id, chats in CHATS:
