@@ -37,10 +37,15 @@ _SOFT_LINKS = frozenset(_V["soft_links"])
 _VALUE_STOP = frozenset(_V["value_stop"])
 _NOT_BEFORE = frozenset(_V["not_secret_before"])
 _TRAILING = frozenset(_V["trailing_links"])
+# In an unspaced script a label is written onto the cue ("予約番号" is a booking number, "注文番号" an order's).
+_UNSPACED_LABELS = tuple(w for w in _NOT_BEFORE | frozenset(_V["not_a_code_before"]) if is_unspaced(w))
 _LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), key=len, reverse=True))
 
 _TOKEN = re.compile(r"[^\s]+")
-_EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'"
+# Sentence and clause marks of every script (the danda, CJK full stops and commas) are no symbol of a value.
+_EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'\u0964\u0965\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u060c\u061f"
+# Words about a secret, not a secret ("reset", "réinitialisé", "बदला", "変更"), in every language: never a value.
+_ABOUT_SECRET = re.compile(rf"(?:{word_alternation(_V['about_secret'])})")
 _NOT_A_VALUE = re.compile(
     r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
     r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
@@ -81,6 +86,18 @@ def _clean(token: str) -> str:
     return token.strip(_EDGE)
 
 
+def _labelled_cue(text: str, match: re.Match) -> bool:
+    """The cue is part of another thing's name: "promo code", "código postal" (the word before it), "予約番号"
+    (a label written onto it)."""
+    before = text[: match.start()].split()
+    if before and _clean(before[-1]) in _NOT_BEFORE:
+        return True
+    if _UNSPACED_LABELS:
+        head = text[max(0, match.start() - 8) : match.end()]
+        return head.endswith(_UNSPACED_LABELS) or text[match.start() : match.end() + 8].startswith(_UNSPACED_LABELS)
+    return False
+
+
 def _has_secret_shape(value: str) -> bool:
     """A value with a digit or a symbol, not a date, a time, a year, a price or a small count."""
     if len(value) < 3 or _NOT_A_VALUE.match(value):
@@ -96,6 +113,7 @@ def _is_word_value(value: str) -> bool:
     return (
         len(value) >= 3
         and value not in _VALUE_STOP
+        and not _ABOUT_SECRET.fullmatch(value)
         and value not in _POSSESSIVES
         and not (value.isalpha() and value.isascii() and value.endswith(("ed", "ing")))
     )
@@ -139,8 +157,7 @@ def _value_after_word(value: str, quoted: bool, linked: bool, strong: bool, toke
 def _word_then_value(folded: str) -> bool:
     for match in _SECRET_WORD.finditer(folded):
         strong = match.group("strong") is not None
-        before = folded[: match.start()].split()
-        if before and _clean(before[-1]) in _NOT_BEFORE:
+        if _labelled_cue(folded, match):
             continue
         rest = folded[match.end() :]
         if _COMPOUND.match(rest):
@@ -197,6 +214,8 @@ def _value_then_word(folded: str) -> bool:
         value = _clean(match.group("value"))
         if value in _LINKS or value in _POSSESSIVES or value in _VALUE_STOP or value in _COMMON_SUBJECTS:
             continue
+        if _ABOUT_SECRET.fullmatch(value):
+            continue
         words = folded[
             match.start("value") : match.start("strong") if match.group("strong") else match.start("weak")
         ].split()
@@ -245,16 +264,19 @@ _CODE = re.compile(
     r"(?<![\w@/.,:+#\-])(?<!\d\s)(?<!\+\d\d\s)(?:\d{2,4}(?:[ \-]\d{2,4}){1,3}|\d(?:[ .\-]\d){3,7}|\d{4,8})(?![\w@/:%]|[.,]\d|-\w|\s\d)"
 )
 # A password: 4 to 64 characters of letters, digits and symbols, with a digit or a symbol among letters.
-_WORDISH = re.compile(r"(?<![\w@/.:\-])[A-Za-z0-9!@#$%^&*_+=~?.\-]{4,64}(?<![.?\-])(?![\w@/])")
+# Letters of the alphabetic scripts (Latin, Greek, Cyrillic: "Берёзка_2023"), not of the unspaced ones, where a
+# digit beside a word ("2024年に") is no password.
+_PASSWORD_CHARS = r"0-9A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u052f!@#$%^&*_+=~?.\-"
+_WORDISH = re.compile(rf"(?<![\w@/.:\-])[{_PASSWORD_CHARS}]{{4,64}}(?<![.?\-])(?![\w@/])")
 _NOT_A_PASSWORD = re.compile(
-    r"^(?:\d+(?:[.,:/\-]\d+)*(?:[a-z]{1,3})?|v?\d+(?:\.\w+)+|\d+-[a-z]+(?:-[a-z]+)*|[a-z]+-\d+|[a-z]+\d?|"
+    r"^(?:\d+(?:[.,:/\-]\d+)*(?:[a-z]{1,3})?|v?\d+(?:\.\w+)+|\d+-[a-z]+(?:-[a-z]+)*|[a-z]+-\d{1,2}|[a-z]+\d?|"
     r"[a-z]{1,3}\d{1,2}|\d{1,2}[a-z]{1,3}|(?:i?os|android|windows|win|macos|ubuntu|iphone|ipad|pixel|galaxy|wifi|wi-fi|"
     r"python|java|php|html|css|usb|hdmi|mp|gpt|web|office|ms|oauth|http|https|utf|sha|md|aes|rsa|tls|ssl|ipv)[\w.\-]*)$",
     re.I,
 )
 _NOT_A_CODE_BEFORE = frozenset(_V["not_a_code_before"])
 _NOT_AFTER_CUE = frozenset(_V["not_secret_after"])
-_NEAR_AFTER = 9  # words between a secret word and its value
+_NEAR_AFTER = 12  # words between a secret word and its value
 _NEAR_BEFORE = 5  # words between a value and the secret word after it
 _LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|finais|finale)\W+(?:\w+\W+)?$")
 
@@ -306,8 +328,7 @@ def _number_label_before(text: str) -> bool:
 
 def _cues(clause: str):
     for match in _SECRET_WORD.finditer(clause):
-        before = clause[: match.start()].split()
-        if before and _clean(before[-1]) in _NOT_BEFORE:
+        if _labelled_cue(clause, match):
             continue
         after = clause[match.end() :].split()
         if after and _clean(after[0]) in _NOT_AFTER_CUE:
@@ -467,6 +488,48 @@ def _may_hold_secret_word(folded: str) -> bool:
     return False
 
 
+# ---------------------------------------------------------------------------------------------
+# A credential without its name (issue 24): "Portal access works with Nieve_2024x", "Sarenka_55 gets them
+# into the shop account". An access word (sign-in, account, opens, банкинг ...) in the clause and a value
+# only a password looks like: letters, digits and a symbol or a capital, lower case among them.
+# ---------------------------------------------------------------------------------------------
+
+_ACCESS_CUES = re.compile(cue_pattern(_V["access_cues"]))
+# Not "_" nor ".": a user name ("priya_s2") has those; a handle starts with "@".
+_STRONG_SYMBOLS = frozenset("!@#$%^&*+=~?")
+
+
+def _strong_password(token: str) -> bool:
+    core = token.strip(".")
+    if len(core) < 6 or core[0] == "@" or not _password_shaped(core):
+        return False
+    if "@" in core and "." in core.split("@")[-1]:
+        return False  # an e-mail address is a way to reach them
+    lower = any(c.islower() for c in core)
+    digit = any(c.isdigit() for c in core)
+    marked = any(c in _STRONG_SYMBOLS for c in core) or any(c.isupper() for c in core)
+    return lower and digit and marked and not _HOLDS_SECRET_WORD.search(core.casefold())
+
+
+def unnamed_credential_in(v: View) -> bool:
+    """A password-only value beside an access word in the same clause, whatever the order."""
+    if not _ACCESS_CUES.search(v.folded):
+        return False
+    for clause in _CLAUSE_BREAK.split(v.surface):
+        tokens = [
+            m.group(0)
+            for m in _WORDISH.finditer(clause)
+            if _strong_password(m.group(0)) and not _USER_BEFORE.search(fold_word(clause[: m.start()]))
+        ]
+        if tokens and _ACCESS_CUES.search(fold_word(clause)):
+            return True
+    return False
+
+
+# "logs in as PriyaS2", "username PriyaS2": a user name, not the password
+_USER_BEFORE = re.compile(rf"(?:{WORD_START}(?:as|{word_alternation(_V['login'])}){WORD_END})\W*$")
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
@@ -485,6 +548,7 @@ def password_in(v: View) -> bool:
         or _GET_IN.search(folded)
         or _obfuscated_secret_word(v.surface)
         or _login_pair(folded)
+        or unnamed_credential_in(v)
         or totp_key_in(v)
         or seed_phrase_in(v)
         or _URL_CREDENTIALS.search(v.surface)

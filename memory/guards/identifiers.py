@@ -18,7 +18,9 @@ from stdnum import iban as stdnum_iban
 from stdnum import luhn, verhoeff
 from stdnum.in_ import vid as stdnum_vid
 
-from memory.guards.text import WORD_END, WORD_START, View
+from memory.guards.stdnum_ids import CONTACT_WORDS as _CONTACT_WORDS
+from memory.guards.stdnum_ids import stdnum_id_in
+from memory.guards.text import WORD_END, WORD_START, View, fold_word
 from memory.guards.vocabulary import cue_pattern, vocabulary, word_alternation
 
 _SEP = r"(?:\s*[.\-/_]\s*|\s)?"
@@ -267,7 +269,7 @@ def card_in(v: View) -> str | None:
                 continue
             if not card_words and _IMEI_WORD.search(before):
                 continue  # an IMEI: reported by its own rule
-            if len(digits) == 16 and stdnum_vid.is_valid(digits):
+            if len(digits) == 16 and stdnum_vid.is_valid(digits) and not card_words and not luhn.is_valid(digits):
                 continue  # an Aadhaar virtual id: a government id, reported below
             if (not card_words or labelled) and (
                 (not _card_shaped(groups) and labelled)
@@ -314,7 +316,7 @@ def _split_card(digits_view: str) -> bool:
 
 
 def fold(text: str) -> str:
-    return text.casefold()
+    return fold_word(text)
 
 
 def virtual_aadhaar_in(v: View) -> bool:
@@ -331,7 +333,9 @@ _MONTH = (
     r"diciembre|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|januar|februar|"
     r"marz|juni|juli|oktober|dezember|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro"
 )
-_DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\.?,?\s+\d{{2,4}}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{2,4}}|(?:19|20)\d\d)"
+# A year in full or with an apostrophe ("'87").
+_YEAR = r"(?:\d{2,4}|['\u2019]\d\d)"
+_DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\.?,?\s+{_YEAR}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}|(?:19|20)\d\d)"
 _DOB = re.compile(
     rf"{WORD_START}(?:born(?:\s+on|\s+in)?|date\s+of\s+birth|dob|d\.o\.b\.?|birth\s*date|birthday(?:\s+is)?|"
     rf"fecha\s+de\s+nacimiento|nacio\s+el|nacido\s+el|nacida\s+el|date\s+de\s+naissance|ne\s+le|nee\s+le|"
@@ -349,7 +353,7 @@ _STREET = (
 )
 _ADDRESS = re.compile(
     rf"(?<![\d])\d{{1,5}}[a-z]?(?:[,/\-]\d+)?\s*,?\s+(?:[a-z][\w'.\-]*\s+){{0,4}}(?:{_STREET}){WORD_END}|"
-    rf"{WORD_START}(?:{_STREET})\.?\s+(?:[a-z][\w'.\-]*\s+){{0,3}}\d{{1,5}}[a-z]?{WORD_END}|"
+    rf"{WORD_START}(?:{_STREET})\.?\s+(?:[a-z][\w'.\-]*,?\s+){{0,3}}\d{{1,5}}[a-z]?{WORD_END}|"
     rf"{WORD_START}(?:[a-z]+(?:strasse|straße|str\.|weg|gasse|platz|allee|straat|laan|gracht))\s+\d{{1,5}}[a-z]?{WORD_END}|"
     rf"{WORD_START}(?:flat|apt|apartment|unit|house\s+no|h\.?\s*no|plot\s+no|door\s+no|piso|etage|andar)\.?\s*#?\s*\d{{1,5}}[a-z]?\b",
 )
@@ -388,7 +392,9 @@ _STREETISH = (
 
 _ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
 _BIRTH_CUES = re.compile(cue_pattern(vocabulary().personal["birth_cues"]))
-_HOUSE_NUMBER = re.compile(r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?![\d.,:/%]|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))")
+_HOUSE_NUMBER = re.compile(
+    r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?![\d:/%]|[.,]\d|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))"
+)
 _A_YEAR = re.compile(rf"(?<![\d.,])(?:19|20)\d\d(?![\d.,])|(?<![\w])['\u2019]\d\d(?!\d)|\d{{4}}\s*年|{_DATE}", re.I)
 _NEAR_CHARS = 60
 _COUNT_BEFORE = frozenset(
@@ -473,7 +479,7 @@ def id_in(v: View) -> tuple[str, str] | None:
                 if rule.alone != "checksum" or rule.check is None:
                     continue
                 before = text[max(0, match.start() - 30) : match.start()]
-                if before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)):
+                if before.rstrip().endswith("+") or _CONTACT_WORDS.search(fold(before)):
                     continue  # a phone number given to be reached on
                 value = _compact(match.group(0))
                 try:
@@ -481,132 +487,6 @@ def id_in(v: View) -> tuple[str, str] | None:
                         return rule.reason, rule.kind
                 except Exception:  # a checker that cannot read the value: not this id
                     continue
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Every checksummed format python-stdnum validates (stdnum.toml, made by make_stdnum.py)
-# ---------------------------------------------------------------------------------------------
-
-# A format that a random value of its shape passes at most this often is refused on its checksum alone;
-# the others need a context word: an id word of any language, or the format's own name.
-_ALONE_COLLIDE = 0.001
-_ID_CANDIDATE = re.compile(
-    r"(?<![A-Za-z0-9])(?:[A-Z]{2,6}(?:\s?[.\-/]\s?|\s)(?=[A-Za-z0-9]*\d))?[A-Za-z0-9]*\d[A-Za-z0-9]*"
-    r"(?:(?:\s?[.\-/]\s?|\s)[A-Za-z0-9]*\d[A-Za-z0-9]*){0,5}(?![A-Za-z0-9])"
-)
-_TITLE_STOP = frozenset(
-    "number numbers code the of and for no nr id personal national company business register registration "
-    "identification identity tax vat a an in de del la le des du di da do".split()
-)
-
-
-@dataclass(frozen=True)
-class _Format:
-    module: str
-    bank: bool
-    alone: bool
-    words: frozenset[str]
-
-
-def _title_words(title: str) -> set[str]:
-    words = set()
-    for token in re.findall(r"[^\W\d_][\w.'\-]*", title):
-        folded = fold(token).strip(".")
-        if len(folded) >= 3 and folded not in _TITLE_STOP:
-            words.add(folded)
-    return words
-
-
-def _load_formats() -> dict[tuple[int, bool], tuple[_Format, ...]]:
-    import tomllib
-
-    from memory.guards.vocabulary import HERE
-
-    with open(HERE / "stdnum.toml", "rb") as handle:
-        entries = tomllib.load(handle)["format"]
-    by_shape: dict[tuple[int, bool], list[_Format]] = {}
-    for entry in entries:
-        found = _Format(
-            module=entry["module"],
-            bank=bool(entry.get("bank")),
-            alone=entry["collide"] <= _ALONE_COLLIDE,
-            words=frozenset(_title_words(entry["title"])),
-        )
-        for length in entry["lengths"]:
-            by_shape.setdefault((length, entry["digits"]), []).append(found)
-    # A format whose examples hold a letter (a check letter: "131052-308T") takes all-digit values too, and
-    # one whose examples are all digits may end in a letter ("76086420-K").
-    merged = {}
-    for (length, _digits), formats in by_shape.items():
-        merged.setdefault((length, True), []).extend(formats)
-        merged.setdefault((length, False), []).extend(formats)
-    # formats refused alone first: they answer without a context word
-    return {
-        key: tuple(sorted(dict.fromkeys(value), key=lambda f: (not f.alone, f.bank))) for key, value in merged.items()
-    }
-
-
-_FORMATS = _load_formats()
-_ALONE_SHAPES = frozenset(key for key, formats in _FORMATS.items() if any(f.alone for f in formats))
-_ID_WORDS = re.compile(cue_pattern(vocabulary().personal["id_words"]))
-_NOT_AN_ID_BEFORE = re.compile(
-    rf"{WORD_START}(?:{word_alternation(vocabulary().personal['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])}){WORD_END}(?:\s+[\w.\-]+)?\W*$"
-)
-_SEPARATOR_RUN = re.compile(r"[\s.\-/]+")
-_UUID_SHAPE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}")
-
-
-def _stdnum_check(module: str, value: str) -> bool:
-    try:
-        return bool(importlib.import_module(f"stdnum.{module}").is_valid(value))
-    except Exception:  # a checker that cannot read the value: not this format
-        return False
-
-
-def stdnum_id_in(v: View) -> str | None:
-    """Find the value, then the reason: ``"government_id"`` or ``"bank_account"`` for a value anywhere in the
-    line that passes the check of a python-stdnum format (``stdnum.toml``): on its own for formats a random
-    value rarely passes, beside an id word (any language) or the format's own name for the rest; never
-    right after an order, tracking or phone word."""
-    text = v.surface
-    words = None
-    id_word = None
-    for match in _ID_CANDIDATE.finditer(text):
-        groups = _SEPARATOR_RUN.split(match.group(0))
-        if sum(len(g) for g in groups) < 7:
-            continue
-        if _UUID_SHAPE.search(match.group(0)):
-            continue  # a UUID is an object's id, not a person's
-        before = fold(text[max(0, match.start() - 30) : match.start()])
-        if _NOT_AN_ID_BEFORE.search(before) or before.rstrip().endswith("+") or _PHONE_WORDS.search(before):
-            continue
-        offsets = [m.start() for m in re.finditer(r"[A-Za-z0-9]+", match.group(0))]
-        for i in range(len(groups)):
-            for j in range(i + 1, min(len(groups), i + 5) + 1):
-                compact = "".join(groups[i:j]).upper()
-                shape = (len(compact), compact.isdigit())
-                formats = _FORMATS.get(shape)
-                if not formats:
-                    continue
-                if id_word is None:
-                    id_word = bool(_ID_WORDS.search(v.folded))
-                if not id_word and shape not in _ALONE_SHAPES:
-                    if words is None:
-                        words = set(re.findall(r"[^\W\d_][\w.'\-]*", v.folded)) | set(
-                            w.strip(".") for w in re.findall(r"[^\W\d_][\w.'\-]*", v.folded)
-                        )
-                    if not any(f.words & words for f in formats):
-                        continue
-                value = match.group(0)[offsets[i] : offsets[j - 1] + len(groups[j - 1])]
-                for found in formats:
-                    if not found.alone and not id_word:
-                        if words is None:
-                            words = set(w.strip(".") for w in re.findall(r"[^\W\d_][\w.'\-]*", v.folded))
-                        if not (found.words & words):
-                            continue
-                    if _stdnum_check(found.module, value):
-                        return "bank_account" if found.bank else "government_id"
     return None
 
 

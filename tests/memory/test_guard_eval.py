@@ -66,3 +66,14 @@ def test_memory_eval_guards_by_scope_reports_each_scope_and_the_negatives(db, tm
     assert "beyond: stored by set 1 of 1 (100.0%); kept by the writer 1 of 1 (100.0%)" in text
     assert "negatives: refused by set 1 of 2 (50.0%); dropped by the writer 1 of 2 (50.0%)" in text
     assert text.strip().endswith("2 passed, 2 failed")
+
+
+CLASS_CASES = Path(__file__).resolve().parents[1] / "eval" / "guards_classes.jsonl"
+
+
+def test_every_class_of_miss_of_issue_24_is_refused_and_its_close_negatives_kept(db):
+    """Our own lines for each class of miss the earlier held-out set showed (words between a cue and its
+    value, cues in more languages, a credential without its name, ids by number word, printed layout or check
+    letter, apostrophe years, addresses in a sentence) and for each kind of close negative wrongly refused."""
+    results = run_guard_cases(load_guard_cases(CLASS_CASES))
+    assert {result.id: result.failures for result in results if not result.passed} == {}

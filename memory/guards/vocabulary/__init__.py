@@ -53,10 +53,12 @@ CREDENTIAL_LISTS = (
     "not_a_code_before",
     "totp_cues",
     "seed_cues",
+    "about_secret",
+    "access_cues",
 )
 # Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
 # and a date of birth (``memory.guards.identifiers``).
-PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before")
+PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before", "number_words")
 _CATEGORY_CODES = (
     "other_people",
     "small_talk",

@@ -62,7 +62,7 @@ SKIP = {
     "stdnum.isni",
 }
 # Country formats that name no person nor their account: an IBAN (its own rule), a meter, a land parcel.
-NOT_A_PERSON = {"iban", "cups", "cae", "referenciacatastral", "postcode", "postal_code"}
+NOT_A_PERSON = {"iban", "cups", "cae", "referenciacatastral", "postcode", "postal_code", "postleitzahl"}
 # Formats of goods, companies, securities and codes that are not a person's: skipped above. Banks:
 BANK = re.compile(r"\.(?:ccc|cbu|clabe|bban|bankaccount|iban|bic|rib|account|bsb|konto|bankgiro|plusgiro|cb)\b|bank")
 
@@ -75,6 +75,34 @@ def examples(module):
             continue
         found.append(m.group(1))
     return found
+
+
+def _century_lengths(module, valid: list[str]) -> set[int]:
+    """A date-led id written with its century ("19880412-3571" for "880412-3571") is the same id."""
+    found = set()
+    for v in valid:
+        for century in ("19", "20"):
+            try:
+                if v.isdigit() and module.is_valid(century + v):
+                    found.add(len(v) + 2)
+            except Exception:
+                pass
+    return found
+
+
+def _layouts(module, valid: list[str]) -> list[str]:
+    """How the format prints its examples (``format()``), digits as 9 and letters as A, when the print holds a
+    separator other than a space ("999999/9999", "999999-9999999"): a value written so is this id."""
+    found = set()
+    for v in valid:
+        try:
+            printed = module.format(v)
+        except Exception:
+            continue
+        layout = re.sub(r"[A-Z]", "A", re.sub(r"\d", "9", printed.upper()))
+        if re.search(r"[/\-.]", layout) and sum(c in "9A" for c in layout) >= 8:
+            found.add(layout)
+    return sorted(found)
 
 
 def measure() -> list[tuple]:
@@ -101,7 +129,7 @@ def measure() -> list[tuple]:
                 valid.append(re.sub(r"[\s.\-/]", "", c).upper())
         if not valid:
             continue
-        lengths = sorted({len(v) for v in valid})
+        lengths = sorted({len(v) for v in valid} | _century_lengths(module, valid))
         digits = all(v.isdigit() for v in valid)
         # a checksum: one changed character makes it invalid
         changed = total = 0
@@ -133,6 +161,7 @@ def measure() -> list[tuple]:
             except Exception:
                 pass
         title = (module.__doc__ or "").strip().splitlines()[0].strip().rstrip(".")
+        layouts = _layouts(module, valid)
         rows.append(
             (
                 name,
@@ -142,6 +171,7 @@ def measure() -> list[tuple]:
                 round(detects, 3),
                 hits / trials,
                 bool(BANK.search(name + " " + title.lower())),
+                layouts,
             )
         )
     return rows
@@ -158,9 +188,11 @@ def render(rows: list[tuple]) -> str:
         "#   collide    share of random values of the examples' shapes it accepts (above the id rule's limit a",
         "#              context word is needed)",
         "#   bank       a bank account, not a government id",
+        "#   layouts    how format() prints it (9 a digit, A a letter), when with a separator: a value so written",
+        "#              needs no context word",
         "",
     ]
-    for name, title, lengths, digits, detects, collide, bank in rows:
+    for name, title, lengths, digits, detects, collide, bank, layouts in rows:
         out.append("[[format]]")
         out.append(f'module = "{name[len("stdnum.") :]}"')
         out.append("title = " + json.dumps(title, ensure_ascii=False))
@@ -170,6 +202,8 @@ def render(rows: list[tuple]) -> str:
         out.append(f"collide = {collide}")
         if bank:
             out.append("bank = true")
+        if layouts:
+            out.append("layouts = " + json.dumps(layouts))
         out.append("")
     return "\n".join(out)
 
