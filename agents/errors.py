@@ -20,5 +20,7 @@ class NotFound(AppError):
 class InvalidConfig(AppError):
     """A configuration change that is refused; nothing was saved."""
 
+    plain = False  # the message is already in plain words: the form and the Builder say it as it is
+
     def __init__(self, message: str, *, field: str | None = None, code: str = "invalid_config"):
         super().__init__(code, message, field=field)

@@ -52,6 +52,7 @@ class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
+    active_keys: int  # set for the Team page (surfaces.web.team): the API keys its removal would revoke
 
     class Meta:
         constraints = [
@@ -187,9 +188,13 @@ class Agent(models.Model):
 
 
 class AgentVersionQuerySet(models.QuerySet):
-    def published(self, agent) -> "AgentVersion | None":
-        """The agent's published version: its newest (R2). Every read of "the published version" is this one."""
-        return self.newest_of(agent).first()
+    def published(self, agent) -> "AgentVersion":
+        """The agent's published version: its newest (R2). Every read of "the published version" is this one.
+        Every agent has one from the moment it is created (`agent_create` publishes version 1)."""
+        version = self.newest_of(agent).first()
+        if version is None:
+            raise AgentVersion.DoesNotExist(f"Agent {agent} has no published version.")
+        return version
 
     def newest_of(self, agent) -> "AgentVersionQuerySet":
         """The published version as a one-row queryset; `agent` may be an `OuterRef`, for a subquery."""

@@ -84,6 +84,7 @@ class MemoryRun(models.Model):
     removed = models.PositiveIntegerField(default=0)
     # {reason code: count}; the dropped lines' words are never stored.
     dropped = models.JSONField(default=dict, blank=True)
+    dropped_labels: list[tuple[str, int]]  # set for the memory's page (memory.store.people): counts by label
     messages_read = models.PositiveIntegerField(default=0)
     actions_read = models.PositiveIntegerField(default=0)
     read_from = models.DateTimeField(null=True, blank=True)

@@ -3,8 +3,10 @@ list (everyone who chatted or is remembered, filtered, keyset-paged by id, never
 for the activity chart, one person's memory facts, what erasing them removes, a conversation's
 transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
@@ -162,7 +164,7 @@ def runs_per_day(agent: Agent, *, today: date | None = None, days: int = CHART_D
             failed=Count("id", filter=Q(status=MemoryRun.Status.FAILED)),
         )
     )
-    by_day = {row["day"]: row for row in rows}
+    by_day: dict[date, Mapping[str, Any]] = {row["day"]: row for row in rows}
     out = []
     for offset in range(days):
         day = first + timedelta(days=offset)

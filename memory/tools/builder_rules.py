@@ -182,11 +182,11 @@ def _keep_for_days(text: str) -> tuple[str, object] | None:
     if not ((match := _KEEP_DAYS.search(text)) and re.search(r"days?|weeks?|months?|years?|retention", text, re.I)):
         return None
     groups = match.groups()
-    amount = next((g for g in groups if g and _number(g) is not None), None)
+    amount = next((number for g in groups if g and (number := _number(g)) is not None), None)
     if amount is None:
         return None
     unit = next((g for g in groups if g and re.match(r"(?:day|week|month|year)", g, re.I)), "days")
-    return "keepForDays", _days(_number(amount), unit)
+    return "keepForDays", _days(amount, unit)
 
 
 def _memory_on(text: str) -> tuple[str, object] | None:

@@ -107,7 +107,7 @@ def _action_lines(case: dict) -> list[str]:
 def run_case(case: dict) -> CaseResult:
     with transaction.atomic():
         team = Team.objects.create(slug=f"eval-{secrets.token_hex(6)}", name="Evaluation", plan=Plan.TEAM)
-        actions = []
+        actions: list[dict[str, str]] = []
         for chat in case["chats"]:
             for turn in chat["turns"]:
                 if "action" in turn and turn["action"] not in {a["name"] for a in actions}:

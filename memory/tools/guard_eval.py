@@ -105,7 +105,7 @@ def _through_writer(agent, case: dict, external_id: str) -> bool:
     )
     memory = memory_of(conversation.end_user_id)
     text = " ".join(case["text"].split())
-    return bool(memory) and text in memory.lines
+    return memory is not None and text in memory.lines
 
 
 def _through_set(agent, case: dict, external_id: str) -> bool:

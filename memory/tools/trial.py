@@ -17,6 +17,7 @@ database (everything they need is read first).
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypedDict
 
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -111,11 +112,17 @@ def open_chats(end_user: EndUser, began: datetime | None, now: datetime) -> int:
     return len(set(said.values_list("conversation_id", flat=True)))
 
 
+class _Entry(TypedDict):
+    old: str | None
+    new: str | None
+    status: str  # as TrialRow.status
+
+
 class _Tracker:
     """Follows each of today's lines through the operations, to show what became of it."""
 
     def __init__(self, lines: list[str]):
-        self.entries = [{"old": line, "new": line, "status": "same"} for line in lines]
+        self.entries: list[_Entry] = [{"old": line, "new": line, "status": "same"} for line in lines]
 
     def _find(self, text):
         for entry in self.entries:

@@ -48,7 +48,7 @@ MODEL_ERRORS = (
 
 class ActionOut(serializers.Serializer):
     name = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a declared field, not Field.label: DRF's metaclass takes it off the class
 
 
 # The memorySettings fields are the agent resource's wire shape; their limits are memory's, read from
@@ -138,7 +138,7 @@ class MemorySettingsIn(StrictSerializer):
 
 class ActionIn(StrictSerializer):
     name = StrictCharField(max_length=64, help_text="Lower-case letters, digits and underscores, e.g. renew_plan.")
-    label = StrictCharField(
+    label = StrictCharField(  # type: ignore[assignment]  # a declared field, not Field.label: DRF's metaclass takes it off the class
         required=False, allow_blank=True, max_length=80, help_text="Past tense, e.g. Renewed the plan."
     )
 
@@ -202,7 +202,7 @@ class AgentApi(TeamApi):
 class VersionOut(serializers.Serializer):
     number = serializers.IntegerField()
     publishedAt = serializers.DateTimeField(source="published_at")
-    source = serializers.CharField(help_text="Where it was published from: create, web, api, builder, restore, seed.")
+    source = serializers.CharField(help_text="Where it was published from: create, web, api, builder, restore, seed.")  # type: ignore[assignment]  # a declared field, not Field.source: DRF's metaclass takes it off the class
     config = ConfigOut()
 
 

@@ -254,7 +254,7 @@ class ApplyCancelApi(TeamApi):
 
 class OpenedOut(serializers.Serializer):
     code = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a declared field, not Field.label: DRF's metaclass takes it off the class
     clause = serializers.CharField(allow_blank=True, help_text="The sentence of the instructions that opens it.")
 
 

@@ -3,8 +3,11 @@ conversations, an access request's export (everything kept about one person on o
 the team-wide erase (one endUserId on every agent of the team). Thin classes over the services;
 the R21 fields are `surfaces.api.memory`'s."""
 
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
+
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Substr
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -26,6 +29,9 @@ from surfaces.api.lists import ConversationDetailOut, with_transcript
 from surfaces.api.memory import LastRunOut
 from surfaces.http.base import TeamApi, end_user_id_for_lookup, end_user_lookup, errors
 from surfaces.http.pagination import PageNext, PageQueryIn, keyset_page
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
 TAG_PEOPLE = ["End users"]
 
@@ -53,7 +59,12 @@ def known_end_user(agent: Agent, end_user_id: str) -> EndUser:
 # --- One read per person: the R21 fields, with or without a memory ----------------------------
 
 
-def with_person_fields(end_users):
+class PersonFields(TypedDict):
+    agreed_at: datetime | None
+    conversation_count: int
+
+
+def with_person_fields(end_users: "QuerySet[EndUser]") -> "QuerySet[WithAnnotations[EndUser, PersonFields]]":
     """End users with the consent's yes and how many of their conversations hold a message, in the
     same query (correlated subqueries on indexed columns, as `surfaces.api.memory.with_read_fields`)."""
     agreed = Consent.objects.filter(end_user=OuterRef("pk"), agreed_at__isnull=False).values("agreed_at")[:1]
@@ -69,7 +80,7 @@ def with_person_fields(end_users):
     return end_users.annotate(agreed_at=Subquery(agreed), conversation_count=Coalesce(Subquery(counted), 0))
 
 
-def person_reads(agent: Agent, end_users: list[EndUser]) -> list[dict]:
+def person_reads(agent: Agent, end_users: "list[WithAnnotations[EndUser, PersonFields]]") -> list[dict]:
     """The R21 fields of end users fetched through `with_person_fields` (two more queries for a
     whole page): an empty memory reads as empty text, with the fields that still apply."""
     ids = [end_user.pk for end_user in end_users]
@@ -85,7 +96,7 @@ def person_reads(agent: Agent, end_users: list[EndUser]) -> list[dict]:
                 "hasMemory": end_user.pk in present,
                 "text": memory.text if memory else "",
                 "stopped": bool(memory and memory.stopped_at),
-                "updatedAt": memory.updated_at if end_user.pk in present else None,
+                "updatedAt": memory.updated_at if memory and end_user.pk in present else None,
                 "readUpTo": memory.read_up_to if memory else None,
                 "lastRun": memory.last_run if memory else None,
                 "stoppedAt": memory.stopped_at if memory else None,
@@ -254,7 +265,7 @@ class RunOut(serializers.Serializer):
 class ExportConsentOut(serializers.Serializer):
     agreedAt = serializers.DateTimeField(source="agreed_at", allow_null=True)
     declinedAt = serializers.DateTimeField(source="declined_at", allow_null=True)
-    source = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # a declared field, not Field.source: DRF's metaclass takes it off the class
     updatedAt = serializers.DateTimeField(source="updated_at")
 
 

@@ -1076,17 +1076,17 @@ def no_longer(sentence: Sentence) -> Iterator[Update]:
             r"\b(?:any\s*more|anymore)\b", sentence.text, re.I
         ):
             yield Update(old=_GENERIC_SUFFIX.sub("", what), new=None, sources=[sentence.source])
-    if (match := _NO_LONGER_ROLE.search(sentence.text)) and (
+    if (role := _NO_LONGER_ROLE.search(sentence.text)) and (
         re.search(r"\bno\s+longer\b|\bany\s*more\b", sentence.text, re.I)
     ):
-        yield Update(old=match.group("role"), new=None, sources=[sentence.source], kinds=frozenset({"role"}))
+        yield Update(old=role.group("role"), new=None, sources=[sentence.source], kinds=frozenset({"role"}))
     if _NOT_REMOTE.search(sentence.text) and re.search(r"\bno\s+longer\b|\bany\s*more\b", sentence.text, re.I):
         yield Update(
             old="remotely home", new=None, sources=[sentence.source], any_word=True, kinds=frozenset({"office"})
         )
-    if match := _DROPPED.search(sentence.text):
+    if dropped := _DROPPED.search(sentence.text):
         yield Update(
-            old=match.group("what"),
+            old=dropped.group("what"),
             new=None,
             sources=[sentence.source],
             any_word=True,

@@ -68,7 +68,10 @@ class MemorySettingsForm(forms.Form):
 
     def errors_by_field(self) -> dict[str, str]:
         """Each field's refusal (`form` for one above the form), as the template shows them."""
-        return {("form" if name == NON_FIELD_ERRORS else name): " ".join(words) for name, words in self.errors.items()}
+        return {
+            ("form" if name == NON_FIELD_ERRORS else name): " ".join(str(word) for word in words)
+            for name, words in self.errors.items()
+        }
 
 
 class TryForm(forms.Form):
