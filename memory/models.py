@@ -119,24 +119,73 @@ class MemoryRun(models.Model):
         return f"{self.kind} run {self.pk} ({self.status}) of memory {self.memory_id}"  # counts only
 
 
-class ApplyJob(models.Model):
-    """One "Apply to what is already kept" (R19): a background review of every memory of an agent
-    against one published version. Resumable: `cursor` is the id of the last memory it finished,
-    moved in the same transaction as that memory's change, so a crash loses nothing and repeats
-    nothing. Counts only; never a word of any memory."""
+def _job_status(failed_label: str) -> models.CharField:
+    """A job's status column; only the label of "failed" differs between the kinds."""
+    choices = [(value, failed_label if value == "failed" else label) for value, label in Job.Status.choices]
+    return models.CharField(max_length=20, choices=choices, default=Job.Status.QUEUED)
+
+
+class Job(models.Model):
+    """A long piece of team work run by django-q in steps (Try, Apply): who started it, where it
+    is, and its signs of life. `memory.tools.jobs` owns the life cycle (start, step, cancel,
+    heartbeat, the stalled check, resume); a kind adds its own progress and payload.
+
+    One active job per agent and kind, enforced by the database (`<kind>_one_active_per_agent`).
+    The subclass declares the agent (its related name is part of the API of `Agent`)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         CANCELLED = "cancelled", "Cancelled"
-        FAILED = "failed", "Stopped after errors"
+        FAILED = "failed", "Failed"
 
     ACTIVE = ("queued", "running")
 
+    agent: models.ForeignKey  # declared by each kind, with its own related name
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "cancelled", "failed"]),
+                name="%(class)s_status_valid",
+            ),
+            # One job of a kind at a time per agent.
+            models.UniqueConstraint(
+                fields=["agent"], condition=Q(status__in=["queued", "running"]), name="%(class)s_one_active_per_agent"
+            ),
+        ]
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def last_sign_of_life(self):
+        return self.heartbeat_at or self.started_at or self.created_at
+
+
+class ApplyJob(Job):
+    """One "Apply to what is already kept" (R19): a background review of every memory of an agent
+    against one published version. Resumable: `cursor` is the id of the last memory it finished,
+    moved in the same transaction as that memory's change, so a crash loses nothing and repeats
+    nothing. Counts only; never a word of any memory."""
+
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="apply_jobs")
     version = models.ForeignKey("agents.AgentVersion", on_delete=models.RESTRICT, related_name="+")
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    status = _job_status("Stopped after errors")
     # The memories this job covers: ids up to `last_memory_id` as they were when it started.
     last_memory_id = models.BigIntegerField(default=0)
     cursor = models.BigIntegerField(default=0)
@@ -152,36 +201,12 @@ class ApplyJob(models.Model):
     retry_ids = models.JSONField(default=list, blank=True)
     # {reason code: count} of operations the guards dropped (an added line is "added_in_review").
     dropped = models.JSONField(default=dict, blank=True)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.CharField(max_length=200, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField()
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "done", "cancelled", "failed"]),
-                name="applyjob_status_valid",
-            ),
-            # One Apply at a time per agent.
-            models.UniqueConstraint(
-                fields=["agent"], condition=Q(status__in=["queued", "running"]), name="applyjob_one_active_per_agent"
-            ),
-        ]
+    class Meta(Job.Meta):
         indexes = [models.Index(fields=["agent", "-created_at"], name="applyjob_agent_created")]
 
     def __str__(self) -> str:
         return f"apply {self.pk} on {self.agent_id} ({self.status})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE
 
     @property
     def processed(self) -> int:
@@ -202,22 +227,12 @@ class ApplyJob(models.Model):
         return min(100, self.processed * 100 // self.total)
 
 
-# Try on past conversations as a background job (R18).
 # Try on past conversations as a background job (R18): the job (who started it, on which settings,
 # how far it is) and one row per person tried, holding what the page shows for them.
 #
 # A person's row belongs to their end user (deleted with them by an erase) and to the job; the job
 # keeps counts only. Only the newest few jobs of an agent are kept (`memory.tools.trial_jobs.KEEP_JOBS`).
-class TrialJob(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        CANCELLED = "cancelled", "Cancelled"
-        FAILED = "failed", "Failed"
-
-    ACTIVE = ("queued", "running")
-
+class TrialJob(Job):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="trial_jobs")
     # The settings tried (the draft when there is one), as they were when Try was pressed.
     config = models.JSONField()
@@ -228,38 +243,14 @@ class TrialJob(models.Model):
     end_user_ids = models.JSONField(default=list)
     done = models.PositiveSmallIntegerField(default=0)
     engine = models.CharField(max_length=40, blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.CharField(max_length=200, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     # "Now" for every person of the job: chats up to here, the quiet window measured from here.
     as_of = models.DateTimeField()
-    created_at = models.DateTimeField()
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "done", "cancelled", "failed"]),
-                name="trialjob_status_valid",
-            ),
-            # One Try at a time per agent.
-            models.UniqueConstraint(
-                fields=["agent"], condition=Q(status__in=["queued", "running"]), name="trialjob_one_active_per_agent"
-            ),
-        ]
+    class Meta(Job.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"try {self.pk} on {self.agent_id} ({self.status})"
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in self.ACTIVE
 
     @property
     def total(self) -> int:

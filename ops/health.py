@@ -1,9 +1,10 @@
-"""Is the background work moving? Three signs, each the age of the oldest thing waiting:
+"""Is the background work moving? Four signs, each the age of the oldest thing waiting:
 
 - the oldest end user whose quiet window has ended and who has not been swept (the schedule or
   the sweep task is not running);
 - the oldest task waiting in the broker's queue (no worker takes tasks: the issue's dead worker);
-- the active Apply whose last heartbeat is oldest (its step task was lost or hangs).
+- the active Apply, and the active Try, whose last sign of life is oldest (its step task was lost
+  or hangs): both are jobs of `memory.tools.jobs`, measured and resumed the same way.
 
 Any one older than the stall threshold (settings.MEMORY_HEALTH_STALL_SECONDS) makes the work
 unhealthy: `manage.py memory_health` exits 1 and /healthz/tasks answers 503. Ages and flags
@@ -72,22 +73,30 @@ def queue_backlog(now: datetime) -> tuple[int, datetime | None]:
 def apply_backlog(now: datetime) -> tuple[int, datetime | None]:
     """Active Apply jobs, and the oldest of their last signs of life."""
     from memory.models import ApplyJob
+    from memory.tools.jobs import job_backlog
 
-    signs = [
-        heartbeat or started or created
-        for heartbeat, started, created in ApplyJob.objects.filter(status__in=ApplyJob.ACTIVE).values_list(
-            "heartbeat_at", "started_at", "created_at"
-        )
-    ]
-    return len(signs), (min(signs) if signs else None)
+    return job_backlog(ApplyJob)
+
+
+def try_backlog(now: datetime) -> tuple[int, datetime | None]:
+    """Active Try jobs, and the oldest of their last signs of life."""
+    from memory.models import TrialJob
+    from memory.tools.jobs import job_backlog
+
+    return job_backlog(TrialJob)
 
 
 def task_health(*, now: datetime | None = None, threshold: int | None = None) -> dict:
-    """The three checks and the verdict: {"ok", "stall_seconds", "checks": [Check as dict]}."""
+    """The four checks and the verdict: {"ok", "stall_seconds", "checks": [Check as dict]}."""
     now = now or timezone.now()
     threshold = stall_seconds() if threshold is None else threshold
     checks = []
-    for name, measure in (("due", due_backlog), ("queue", queue_backlog), ("apply", apply_backlog)):
+    for name, measure in (
+        ("due", due_backlog),
+        ("queue", queue_backlog),
+        ("apply", apply_backlog),
+        ("try", try_backlog),
+    ):
         try:
             waiting, oldest = measure(now)
         except Exception as exc:  # the broker or the database does not answer: that is unhealthy too
@@ -100,19 +109,15 @@ def task_health(*, now: datetime | None = None, threshold: int | None = None) ->
 
 
 def resume_stalled_applies(now: datetime | None = None) -> int:
-    """Queue again, from its cursor, every active Apply with no heartbeat for apply.STALLED_AFTER
+    """Queue again, from its cursor, every active Apply with no heartbeat for jobs.STALLED_AFTER
     (its step task was lost with a killed cluster). Returns how many."""
-    from agents.errors import AppError
-    from memory.models import ApplyJob
-    from memory.tools.apply import apply_is_stalled, apply_resume
+    from memory.tools.apply import apply_resume_stalled
 
-    now = now or timezone.now()
-    resumed = 0
-    for job in ApplyJob.objects.filter(status__in=ApplyJob.ACTIVE):
-        if apply_is_stalled(job, now):
-            try:
-                apply_resume(job=job, now=now)
-                resumed += 1
-            except AppError:  # it moved or finished meanwhile
-                pass
-    return resumed
+    return apply_resume_stalled(now)
+
+
+def resume_stalled_tries(now: datetime | None = None) -> int:
+    """The same for Try: its people already tried are skipped. Returns how many."""
+    from memory.tools.trial_jobs import trial_resume_stalled
+
+    return trial_resume_stalled(now)

@@ -17,17 +17,19 @@ through `memory_commit` (with a `CommitBatch`: one UPDATE of the memories, one I
 audit rows) and moves the job's counts and cursor with them. A review that raises records those
 before it first.
 
-Tasks take the job's id only. One task works for at most TASK_SECONDS, then queues the next, so
-a task stays well inside the cluster's timeout even with a slow model.
+It runs as a job of `memory.tools.jobs`, the framework it shares with Try (start, the stepper,
+cancel, heartbeat, the stalled check, resume). Tasks take the job's id only. One task works for at
+most TASK_SECONDS, then queues the next, so a task stays well inside the cluster's timeout even
+with a slow model.
 """
 
 import logging
 import time
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from functools import partial
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from agents.engines import EngineError, get_engine
@@ -35,6 +37,7 @@ from agents.errors import AppError
 from agents.models import Agent, AgentVersion
 from memory.models import ApplyJob, Memory, MemoryRun
 from memory.store.commit import CommitBatch, memory_commit
+from memory.tools import jobs
 from memory.writer.run import propose
 
 log = logging.getLogger(__name__)
@@ -42,20 +45,19 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 50  # memories read from the database at a time
 TASK_SECONDS = 20  # then the next task goes on (a model call may take OPENAI_TIMEOUT x retries more)
 MAX_CONSECUTIVE_FAILURES = 5  # the model is down: stop, keep the cursor, let the team resume
-STALLED_AFTER = timedelta(minutes=5)  # an active job with no heartbeat this long can be resumed
+STALLED_AFTER = jobs.STALLED_AFTER  # an active job with no heartbeat this long can be resumed
 NO_NEW_INPUT = {"messages": [], "actions": [], "replies": []}
 TASK = "memory.tasks.apply_job_step"
+APPLY = jobs.JobKind(model=ApplyJob, task=TASK, group="memory-apply", name="Apply", article="An")
+# What recording a batch moves on the job (with its heartbeat).
+RECORDED = ["reviewed", "failed", "failed_ids", "retry_ids", "changed", "replaced", "removed", "dropped", "cursor"]
+
+apply_is_stalled = jobs.job_is_stalled  # the framework's check, under the name the pages call
 
 
 def _reviewable(agent_id: int, job: ApplyJob):
     """The memories the job covers that still hold lines (a stopped memory is empty)."""
     return Memory.objects.filter(agent_id=agent_id, id__gt=job.cursor, id__lte=job.last_memory_id).exclude(text="")
-
-
-def _enqueue(job: ApplyJob) -> None:
-    from django_q.tasks import async_task
-
-    async_task(TASK, job.pk, group="memory-apply")
 
 
 def apply_start(*, agent: Agent, user=None, now=None) -> ApplyJob:
@@ -67,45 +69,26 @@ def apply_start(*, agent: Agent, user=None, now=None) -> ApplyJob:
     version = AgentVersion.objects.published(agent)
     memories = Memory.objects.filter(agent=agent).exclude(text="")
     last_id = Memory.objects.filter(agent=agent).order_by("-id").values_list("id", flat=True).first() or 0
-    try:
-        with transaction.atomic():
-            job = ApplyJob.objects.create(
-                agent=agent,
-                version=version,
-                last_memory_id=last_id,
-                total=memories.filter(id__lte=last_id).count(),
-                created_by=user,
-                created_at=now,
-            )
-    except IntegrityError:
-        raise AppError(
-            "apply_running", "An Apply is already running for this agent. Wait for it, or cancel it."
-        ) from None
-    _enqueue(job)
-    job.refresh_from_db()
-    return job
+    total = memories.filter(id__lte=last_id).count()
+    return jobs.job_start(
+        APPLY, agent=agent, version=version, last_memory_id=last_id, total=total, created_by=user, created_at=now
+    )
 
 
 def apply_cancel(*, job: ApplyJob, now=None) -> ApplyJob:
     """Ask a job to stop. A queued job stops at once; a running one after the memory it is on."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        job = ApplyJob.objects.select_for_update().get(pk=job.pk)
-        if not job.is_active:
-            return job
-        job.cancel_requested = True
-        fields = ["cancel_requested"]
-        if job.status == ApplyJob.Status.QUEUED:
-            job.status, job.finished_at = ApplyJob.Status.CANCELLED, now
-            fields += ["status", "finished_at"]
-        job.save(update_fields=fields)
-    return job
+    return jobs.job_cancel(job=job, now=now)
 
 
-def apply_is_stalled(job: ApplyJob, now=None) -> bool:
-    now = now or timezone.now()
-    last_sign = job.heartbeat_at or job.started_at or job.created_at
-    return job.is_active and last_sign < now - STALLED_AFTER
+def _revive(job: ApplyJob) -> list[str]:
+    """A job that stopped after errors, or a finished one with memories whose review failed, goes
+    on: those memories are reviewed again, first, then the job goes on from its cursor."""
+    retry = [pk for pk in job.failed_ids if pk not in job.retry_ids]
+    if not (job.status == ApplyJob.Status.FAILED or (job.status == ApplyJob.Status.DONE and retry)):
+        return []
+    job.retry_ids, job.failed_ids = job.retry_ids + retry, []
+    job.failed = max(0, job.failed - len(retry))
+    return ["retry_ids", "failed_ids", "failed"]
 
 
 def apply_resume(*, job: ApplyJob, now=None) -> ApplyJob:
@@ -113,47 +96,12 @@ def apply_resume(*, job: ApplyJob, now=None) -> ApplyJob:
     STALLED_AFTER), or a finished one with memories whose review failed. Those failed memories are
     reviewed again first, then the job goes on from its cursor. Refuses anything else: a live job
     must not run twice."""
-    now = now or timezone.now()
-    try:
-        with transaction.atomic():
-            job = ApplyJob.objects.select_for_update().get(pk=job.pk)
-            retry = [pk for pk in job.failed_ids if pk not in job.retry_ids]
-            if job.status == ApplyJob.Status.FAILED or (job.status == ApplyJob.Status.DONE and retry):
-                job.status, job.error, job.finished_at = ApplyJob.Status.RUNNING, "", None
-                job.heartbeat_at = now
-                # The memories whose review failed are reviewed again, first.
-                job.retry_ids, job.failed_ids = job.retry_ids + retry, []
-                job.failed = max(0, job.failed - len(retry))
-                job.save(
-                    update_fields=[
-                        "status",
-                        "error",
-                        "finished_at",
-                        "heartbeat_at",
-                        "retry_ids",
-                        "failed_ids",
-                        "failed",
-                    ]
-                )
-            elif apply_is_stalled(job, now):
-                job.heartbeat_at = now
-                job.save(update_fields=["heartbeat_at"])
-            else:
-                raise AppError(
-                    "apply_not_resumable", "This Apply is not stalled or stopped; there is nothing to resume."
-                )
-    except IntegrityError:
-        raise AppError("apply_running", "Another Apply is running for this agent.") from None
-    _enqueue(job)
-    job.refresh_from_db()
-    return job
+    return jobs.job_resume(APPLY, job=job, revive=_revive, now=now)
 
 
-def _finish(job_id: int, status: str, *, error: str = "", now=None) -> None:
-    now = now or timezone.now()
-    ApplyJob.objects.filter(pk=job_id, status__in=ApplyJob.ACTIVE).update(
-        status=status, error=error[:200], finished_at=now, heartbeat_at=now
-    )
+def apply_resume_stalled(now=None) -> int:
+    """Queue again, from its cursor, every Apply whose step was lost. Returns how many."""
+    return jobs.job_resume_stalled(APPLY, revive=_revive, now=now)
 
 
 @dataclass
@@ -179,97 +127,96 @@ def _review(memory: Memory, config: dict, engine, now) -> _Review:
     return review
 
 
+def _take(job: ApplyJob, memory_id: int, *, retry: bool) -> bool:
+    """Whether this review is still to record (another delivery of the task may have recorded it).
+    A retried memory is taken off `retry_ids`."""
+    if not retry:
+        return job.cursor < memory_id
+    if memory_id not in job.retry_ids:
+        return False
+    job.retry_ids = [pk for pk in job.retry_ids if pk != memory_id]
+    return True
+
+
+def _record_failure(job: ApplyJob, review: _Review, current: Memory | None, batch: CommitBatch, engine, now) -> None:
+    """A review that failed: the memory stays in `failed_ids` (Resume reviews it again) and gets a
+    failed audit row."""
+    job.failed += 1
+    job.failed_ids = [*job.failed_ids, review.memory.pk]
+    if current is None:
+        return
+    memory_commit(
+        current,
+        now=now,
+        kind=MemoryRun.Kind.APPLY,
+        status=MemoryRun.Status.FAILED,
+        run={
+            "engine": (engine or get_engine()).name,
+            "error": review.error_code[:200],
+            "duration_ms": review.duration_ms,
+        },
+        actor_id=job.created_by_id,
+        batch=batch,
+    )
+
+
+def _record_review(job: ApplyJob, review: _Review, current: Memory | None, batch: CommitBatch, now) -> None:
+    """A review that answered: its change is committed only if nobody changed the memory since it
+    was read."""
+    outcome, result = review.outcome, review.result
+    job.reviewed += 1
+    unchanged_since_read = current is not None and current.text == review.memory.text and current.stopped_at is None
+    if not (outcome.changed and unchanged_since_read):
+        return
+    memory_commit(
+        current,
+        now=now,
+        kind=MemoryRun.Kind.APPLY,
+        lines=outcome.lines,
+        run={
+            "engine": result.engine,
+            "dropped": dict(outcome.dropped),
+            "duration_ms": review.duration_ms,
+            "input_tokens": result.input_tokens,
+            "output_tokens": result.output_tokens,
+        },
+        actor_id=job.created_by_id,
+        batch=batch,
+    )
+    job.changed += 1
+    job.replaced += outcome.replaced
+    job.removed += outcome.removed
+
+
 def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool = False) -> bool:
     """Record reviews in one transaction: each changed memory through `memory_commit` (its audit
-    row), the job's counts and cursor with them. Returns whether the job is still running.
-    `retry`: memories whose review failed before (taken from `retry_ids`, not the cursor). A failure
-    keeps the memory in `failed_ids`, so Resume reviews it again. A review already recorded (a
+    row), the job's counts and cursor with them. Returns whether the job goes on (False when it
+    was cancelled or ended meanwhile: nothing of the batch is recorded). `retry`: memories whose
+    review failed before (taken from `retry_ids`, not the cursor). A review already recorded (a
     second delivery of the task) is skipped; a memory changed since it was read is left as it is."""
     with transaction.atomic():
         locked_job = ApplyJob.objects.select_for_update().get(pk=job.pk)
-        if not locked_job.is_active:
-            return False
-        if locked_job.cancel_requested:
-            locked_job.status, locked_job.finished_at = ApplyJob.Status.CANCELLED, now
-            locked_job.save(update_fields=["status", "finished_at"])
+        if not locked_job.is_active or locked_job.cancel_requested:
             return False
         batch = CommitBatch(now)
-        locked = {
-            m.pk: m
-            for m in Memory.objects.select_for_update().filter(pk__in=[r.memory.pk for r in reviews]).order_by("pk")
-        }
+        ids = [r.memory.pk for r in reviews]
+        locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
         dropped = Counter(locked_job.dropped)
         for review in reviews:
-            memory = review.memory
-            if retry:
-                if memory.pk not in locked_job.retry_ids:  # another delivery of this task already did it
-                    continue
-                locked_job.retry_ids = [pk for pk in locked_job.retry_ids if pk != memory.pk]
-            elif locked_job.cursor >= memory.pk:  # another delivery of this task already did it
+            if not _take(locked_job, review.memory.pk, retry=retry):
                 continue
-            current = locked.get(memory.pk)
+            current = locked.get(review.memory.pk)
             if review.error_code:
-                locked_job.failed += 1
-                locked_job.failed_ids = [*locked_job.failed_ids, memory.pk]
-                if current is not None:
-                    memory_commit(
-                        current,
-                        now=now,
-                        kind=MemoryRun.Kind.APPLY,
-                        status=MemoryRun.Status.FAILED,
-                        run={
-                            "engine": (engine or get_engine()).name,
-                            "error": review.error_code[:200],
-                            "duration_ms": review.duration_ms,
-                        },
-                        actor_id=locked_job.created_by_id,
-                        batch=batch,
-                    )
+                _record_failure(locked_job, review, current, batch, engine, now)
             else:
-                outcome, result = review.outcome, review.result
-                locked_job.reviewed += 1
-                dropped += outcome.dropped
-                unchanged_since_read = (
-                    current is not None and current.text == memory.text and current.stopped_at is None
-                )
-                if outcome.changed and unchanged_since_read:
-                    memory_commit(
-                        current,
-                        now=now,
-                        kind=MemoryRun.Kind.APPLY,
-                        lines=outcome.lines,
-                        run={
-                            "engine": result.engine,
-                            "dropped": dict(outcome.dropped),
-                            "duration_ms": review.duration_ms,
-                            "input_tokens": result.input_tokens,
-                            "output_tokens": result.output_tokens,
-                        },
-                        actor_id=locked_job.created_by_id,
-                        batch=batch,
-                    )
-                    locked_job.changed += 1
-                    locked_job.replaced += outcome.replaced
-                    locked_job.removed += outcome.removed
+                dropped += review.outcome.dropped
+                _record_review(locked_job, review, current, batch, now)
             if not retry:
-                locked_job.cursor = memory.pk
+                locked_job.cursor = review.memory.pk
         batch.flush()
         locked_job.dropped = dict(dropped)
-        locked_job.heartbeat_at = now
-        locked_job.save(
-            update_fields=[
-                "reviewed",
-                "failed",
-                "failed_ids",
-                "retry_ids",
-                "changed",
-                "replaced",
-                "removed",
-                "dropped",
-                "cursor",
-                "heartbeat_at",
-            ]
-        )
+        locked_job.heartbeat_at = now  # the job's heartbeat moves with what it recorded
+        locked_job.save(update_fields=[*RECORDED, "heartbeat_at"])
     return True
 
 
@@ -296,53 +243,47 @@ def _next_batch(job: ApplyJob) -> tuple[list[Memory], bool]:
     return list(_reviewable(job.agent_id, job).order_by("id")[:BATCH_SIZE]), False
 
 
+def _review_batch(reviews: list[_Review], memories: list[Memory], config: dict, engine, budget, streak: int) -> int:
+    """Review memories into `reviews` until the batch ends, the model fails MAX_CONSECUTIVE_FAILURES
+    times in a row or the budget is spent. Returns the failures in a row so far."""
+    for memory in memories:
+        reviews.append(_review(memory, config, engine, timezone.now()))
+        streak = streak + 1 if reviews[-1].error_code else 0
+        if streak >= MAX_CONSECUTIVE_FAILURES or budget.spent:
+            break
+    return streak
+
+
+def _review_memories(job: ApplyJob, budget: jobs.Budget, *, engine=None) -> str:
+    """Apply's step: batch after batch from the cursor (the retried memories first), each batch
+    recorded in one transaction, even when the worker is stopping on an error."""
+    streak = 0  # reviews failed in a row
+    while True:
+        job.refresh_from_db(fields=["cursor", "retry_ids"])
+        memories, retrying = _next_batch(job)
+        if not memories:
+            return jobs.DONE
+        reviews: list[_Review] = []
+        try:
+            streak = _review_batch(reviews, memories, job.version.config, engine, budget, streak)
+        finally:  # what was reviewed is recorded, even when the worker is stopping on an error
+            going_on = _record(job, reviews, engine, timezone.now(), retry=retrying) if reviews else True
+        if not going_on:
+            return jobs.STOPPED
+        if streak >= MAX_CONSECUTIVE_FAILURES:
+            code = reviews[-1].error_code
+            raise jobs.JobFailed(f"The model failed {streak} times in a row ({code}). Resume when it is back.")
+        if budget.spent:
+            return jobs.CONTINUED
+
+
 def apply_job_step(job_id: int, *, engine=None, budget_seconds: float = TASK_SECONDS, enqueue_next: bool = True) -> str:
     """Work on the job for up to `budget_seconds`, then queue the next step (or finish).
     Safe to deliver twice and safe after a crash: it goes on from the job's cursor."""
-    job = ApplyJob.objects.select_related("version").filter(pk=job_id).first()
-    if job is None or not job.is_active:
-        return "gone" if job is None else job.status
-    now = timezone.now()
-    with transaction.atomic():
-        moved = ApplyJob.objects.filter(pk=job_id, status=ApplyJob.Status.QUEUED, cancel_requested=False).update(
-            status=ApplyJob.Status.RUNNING, started_at=now, heartbeat_at=now
-        )
-    if moved:
-        job.refresh_from_db()
-    if job.cancel_requested:
-        _finish(job_id, ApplyJob.Status.CANCELLED)
-        return ApplyJob.Status.CANCELLED
-    config = job.version.config
-    started = time.monotonic()
-    consecutive_failures = 0
-    while True:
-        job.refresh_from_db(fields=["cursor", "retry_ids"])
-        batch, retrying = _next_batch(job)
-        if not batch:
-            _finish(job_id, ApplyJob.Status.DONE)
-            return ApplyJob.Status.DONE
-        reviews: list[_Review] = []
-        try:
-            for memory in batch:
-                reviews.append(_review(memory, config, engine, timezone.now()))
-                consecutive_failures = consecutive_failures + 1 if reviews[-1].error_code else 0
-                if consecutive_failures >= MAX_CONSECUTIVE_FAILURES or time.monotonic() - started > budget_seconds:
-                    break
-        finally:  # what was reviewed is recorded, even when the worker is stopping on an error
-            running = _record(job, reviews, engine, timezone.now(), retry=retrying) if reviews else True
-        if not running:
-            return ApplyJob.objects.values_list("status", flat=True).get(pk=job_id)
-        if consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
-            _finish(
-                job_id,
-                ApplyJob.Status.FAILED,
-                error=f"The model failed {consecutive_failures} times in a row ({reviews[-1].error_code}). Resume when it is back.",
-            )
-            return ApplyJob.Status.FAILED
-        if time.monotonic() - started > budget_seconds:
-            if enqueue_next:
-                _enqueue(job)
-            return "continued"
+    step = partial(_review_memories, engine=engine)
+    return jobs.job_step(
+        APPLY, job_id, step=step, budget_seconds=budget_seconds, enqueue_next=enqueue_next, related=["version"]
+    )
 
 
 def apply_latest(agent: Agent) -> ApplyJob | None:
@@ -360,5 +301,6 @@ __all__ = [
     "apply_job_step",
     "apply_latest",
     "apply_resume",
+    "apply_resume_stalled",
     "apply_start",
 ]

@@ -102,12 +102,17 @@ def job_pk(job_id: str) -> int | None:
     return int(job_id) if job_id.isascii() and job_id.isdigit() and len(job_id) <= 18 else None
 
 
-def _try_job(agent, job_id: str):
+def _job(find, agent, job_id: str):
+    """The agent's job named in the path (`find`: the kind's look-up); another agent's is not found."""
     pk = job_pk(job_id)
-    job = trial_jobs.trial_for_agent(agent, pk) if pk is not None else None
+    job = find(agent, pk) if pk is not None else None
     if job is None:
         raise AppError("job_not_found", "No such job for this agent.", status=404)
     return job
+
+
+def _try_job(agent, job_id: str):
+    return _job(trial_jobs.trial_for_agent, agent, job_id)
 
 
 class TryStartApi(TeamApi):
@@ -196,11 +201,7 @@ class ApplyJobOut(serializers.Serializer):
 
 
 def _apply_job(agent, job_id: str):
-    pk = job_pk(job_id)
-    job = memory_apply.apply_for_agent(agent, pk) if pk is not None else None
-    if job is None:
-        raise AppError("job_not_found", "No such job for this agent.", status=404)
-    return job
+    return _job(memory_apply.apply_for_agent, agent, job_id)
 
 
 class ApplyStartApi(TeamApi):

@@ -12,7 +12,7 @@ from django_q.brokers import get_broker
 from django_q.signing import SignedPackage
 
 from agents import services as agent_services
-from memory.models import ApplyJob, Memory
+from memory.models import ApplyJob, Memory, TrialJob
 from memory.writer.sweep import memory_sweep
 from ops.health import task_health
 from tests.cluster import start_cluster, stop_cluster
@@ -114,6 +114,18 @@ def test_resume_stalled_queues_a_lost_apply_again_from_its_cursor(agent, user):
     assert health_exit(resume_stalled=True) == 1  # this time it fails, and the job is queued again
     job.refresh_from_db()
     assert job.status == ApplyJob.Status.DONE  # tests run tasks inline: the resumed step finished it
+    assert health_exit() == 0
+
+
+def test_a_try_without_a_heartbeat_fails_the_check_and_is_resumed(agent, user):
+    old = timezone.now() - timedelta(minutes=20)
+    job = TrialJob.objects.create(
+        agent=agent, config={}, people=1, status=TrialJob.Status.RUNNING, as_of=old, created_at=old, started_at=old
+    )
+    assert checks(task_health(threshold=300))["try"]["ok"] is False
+    assert health_exit(resume_stalled=True) == 1
+    job.refresh_from_db()
+    assert job.status == TrialJob.Status.DONE  # tests run tasks inline: the resumed step finished it
     assert health_exit() == 0
 
 

@@ -2,13 +2,13 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from ops.health import resume_stalled_applies, task_health
+from ops.health import resume_stalled_applies, resume_stalled_tries, task_health
 
 
 class Command(BaseCommand):
     help = (
         "Exit 0 when the background work moves, 1 when the oldest due end user, the oldest queued "
-        "task or an active Apply has waited longer than MEMORY_HEALTH_STALL_SECONDS (the cluster's "
+        "task or an active Apply or Try has waited longer than MEMORY_HEALTH_STALL_SECONDS (the cluster's "
         "liveness check: docs/deploy.md)."
     )
 
@@ -18,14 +18,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--resume-stalled",
             action="store_true",
-            help="Also queue again every Apply whose step was lost (no heartbeat for 5 minutes): a restart "
-            "of the cluster does not bring a lost task back. The check still fails this time.",
+            help="Also queue again every Apply and Try whose step was lost (no heartbeat for 5 minutes): a "
+            "restart of the cluster does not bring a lost task back. The check still fails this time.",
         )
 
     def handle(self, *args, stall_seconds=None, as_json=False, resume_stalled=False, **options):
         report = task_health(threshold=stall_seconds)
         if resume_stalled:
             report["resumed_applies"] = resume_stalled_applies()
+            report["resumed_tries"] = resume_stalled_tries()
         if as_json:
             self.stdout.write(json.dumps(report))
         else:
@@ -38,5 +39,7 @@ class Command(BaseCommand):
                 )
             if report.get("resumed_applies"):
                 self.stdout.write(f"resumed {report['resumed_applies']} stalled Apply job(s) from their cursor")
+            if report.get("resumed_tries"):
+                self.stdout.write(f"resumed {report['resumed_tries']} stalled Try job(s)")
         if not report["ok"]:
             raise SystemExit(1)
