@@ -32,13 +32,13 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
-from agents.engines import EngineError, get_engine
+from agents.engines import EngineError, EngineResult, get_engine
 from agents.errors import AppError
 from agents.models import Agent, AgentVersion
 from memory.models import ApplyJob, Memory, MemoryRun
 from memory.store.commit import CommitBatch, memory_commit
 from memory.tools import jobs
-from memory.writer.run import propose
+from memory.writer.run import Outcome, propose
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ BATCH_SIZE = 50  # memories read from the database at a time
 TASK_SECONDS = 20  # then the next task goes on (a model call may take OPENAI_TIMEOUT x retries more)
 MAX_CONSECUTIVE_FAILURES = 5  # the model is down: stop, keep the cursor, let the team resume
 STALLED_AFTER = jobs.STALLED_AFTER  # an active job with no heartbeat this long can be resumed
-NO_NEW_INPUT = {"messages": [], "actions": [], "replies": []}
+NO_NEW_INPUT: dict[str, list] = {"messages": [], "actions": [], "replies": []}
 TASK = "memory.tasks.apply_job_step"
 APPLY = jobs.JobKind(model=ApplyJob, task=TASK, group="memory-apply", name="Apply", article="An")
 # What recording a batch moves on the job (with its heartbeat).
@@ -107,8 +107,8 @@ def apply_resume_stalled(now=None) -> int:
 @dataclass
 class _Review:
     memory: Memory  # as read: its review is recorded only if nobody changed it since
-    outcome: object = None
-    result: object = None
+    outcome: Outcome | None = None  # None when the review failed (error_code says why)
+    result: EngineResult | None = None
     error_code: str | None = None
     duration_ms: int = 0
 
@@ -152,7 +152,7 @@ def _record_failure(job: ApplyJob, review: _Review, current: Memory | None, batc
         status=MemoryRun.Status.FAILED,
         run={
             "engine": (engine or get_engine()).name,
-            "error": review.error_code[:200],
+            "error": (review.error_code or "")[:200],
             "duration_ms": review.duration_ms,
         },
         actor_id=job.created_by_id,
@@ -164,9 +164,11 @@ def _record_review(job: ApplyJob, review: _Review, current: Memory | None, batch
     """A review that answered: its change is committed only if nobody changed the memory since it
     was read."""
     outcome, result = review.outcome, review.result
+    assert outcome is not None and result is not None  # it answered: no error_code
     job.reviewed += 1
-    unchanged_since_read = current is not None and current.text == review.memory.text and current.stopped_at is None
-    if not (outcome.changed and unchanged_since_read):
+    if current is None or not outcome.changed:
+        return
+    if current.text != review.memory.text or current.stopped_at is not None:  # changed since it was read
         return
     memory_commit(
         current,
@@ -209,7 +211,7 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
             if review.error_code:
                 _record_failure(locked_job, review, current, batch, engine, now)
             else:
-                dropped += review.outcome.dropped
+                dropped += review.outcome.dropped if review.outcome else Counter()
                 _record_review(locked_job, review, current, batch, now)
             if not retry:
                 locked_job.cursor = review.memory.pk

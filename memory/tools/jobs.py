@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Min
@@ -34,10 +35,12 @@ from memory.models import Job
 STALLED_AFTER = timedelta(minutes=5)  # an active job with no sign of life this long is stalled
 DONE, CONTINUED, STOPPED, GONE = "done", "continued", "stopped", "gone"
 
+J = TypeVar("J", bound=Job)
+
 
 @dataclass(frozen=True)
-class JobKind:
-    model: type[Job]
+class JobKind(Generic[J]):
+    model: type[J]
     task: str  # the django-q dotted name of the step (`memory.tasks.*`: queued tasks name it)
     group: str
     name: str  # "Try", "Apply": in the codes (`try_running`) and the messages the team reads
@@ -74,7 +77,7 @@ class Budget:
         return time.monotonic() - self.started > self.seconds
 
 
-def job_enqueue(kind: JobKind, job: Job) -> None:
+def job_enqueue(kind: JobKind[Any], job: Job) -> None:
     from django_q.tasks import async_task
 
     async_task(kind.task, job.pk, group=kind.group)
@@ -88,31 +91,31 @@ def job_is_stalled(job: Job, now: datetime | None = None) -> bool:
 
 def job_backlog(model: type[Job]) -> tuple[int, datetime | None]:
     """How many jobs of a kind are active, and the oldest of their last signs of life."""
-    row = model.objects.filter(status__in=Job.ACTIVE).aggregate(
+    row = model._default_manager.filter(status__in=Job.ACTIVE).aggregate(
         waiting=Count("id"), oldest=Min(Coalesce("heartbeat_at", "started_at", "created_at"))
     )
     return row["waiting"], row["oldest"]
 
 
-def job_heartbeat(model: type[Job], job_id: int, *, now: datetime | None = None, **progress) -> None:
+def job_heartbeat(model: type[Job], job_id: int, *, now: datetime | None = None, **progress: Any) -> None:
     """A sign of life, with the progress that goes with it."""
-    model.objects.filter(pk=job_id).update(heartbeat_at=now or timezone.now(), **progress)
+    model._default_manager.filter(pk=job_id).update(heartbeat_at=now or timezone.now(), **progress)
 
 
 def job_finish(model: type[Job], job_id: int, status: str, *, error: str = "", now: datetime | None = None) -> None:
     """End an active job (one already ended stays as it ended)."""
     now = now or timezone.now()
-    model.objects.filter(pk=job_id, status__in=Job.ACTIVE).update(
+    model._default_manager.filter(pk=job_id, status__in=Job.ACTIVE).update(
         status=status, error=error[:200], finished_at=now, heartbeat_at=now
     )
 
 
-def job_start(kind: JobKind, **fields) -> Job:
+def job_start(kind: JobKind[J], **fields: Any) -> J:
     """Create the job and queue its first step. Refuses (`<kind>_running`) while another job of the
     kind is active for the agent."""
     try:
         with transaction.atomic():
-            job = kind.model.objects.create(**fields)
+            job = kind.model._default_manager.create(**fields)
     except IntegrityError:
         raise kind.running_error() from None
     job_enqueue(kind, job)
@@ -120,11 +123,11 @@ def job_start(kind: JobKind, **fields) -> Job:
     return job
 
 
-def job_cancel(*, job: Job, now: datetime | None = None) -> Job:
+def job_cancel(*, job: J, now: datetime | None = None) -> J:
     """Ask a job to stop: a queued one stops at once, a running one after the unit it is on."""
     now = now or timezone.now()
     with transaction.atomic():
-        job = type(job).objects.select_for_update().get(pk=job.pk)
+        job = type(job)._default_manager.select_for_update().get(pk=job.pk)
         if job.is_active:
             job.cancel_requested = True
             fields = ["cancel_requested"]
@@ -137,13 +140,13 @@ def job_cancel(*, job: Job, now: datetime | None = None) -> Job:
 
 def job_going_on(model: type[Job], job_id: int) -> bool:
     """Between two units of work: the job is still active and nobody asked it to stop."""
-    status, cancel = model.objects.values_list("status", "cancel_requested").get(pk=job_id)
+    status, cancel = model._default_manager.values_list("status", "cancel_requested").get(pk=job_id)
     return status in Job.ACTIVE and not cancel
 
 
 def _stopped(model: type[Job], job_id: int) -> str:
     """A job found stopped between two units: a cancel asked for is recorded; its status."""
-    status, cancel = model.objects.values_list("status", "cancel_requested").get(pk=job_id)
+    status, cancel = model._default_manager.values_list("status", "cancel_requested").get(pk=job_id)
     if status in Job.ACTIVE and cancel:
         job_finish(model, job_id, Job.Status.CANCELLED)
         return Job.Status.CANCELLED
@@ -154,7 +157,7 @@ def _mark_running(job: Job) -> None:
     now = timezone.now()
     moved = (
         type(job)
-        .objects.filter(pk=job.pk, status=Job.Status.QUEUED, cancel_requested=False)
+        ._default_manager.filter(pk=job.pk, status=Job.Status.QUEUED, cancel_requested=False)
         .update(status=Job.Status.RUNNING, started_at=now, heartbeat_at=now)
     )
     if moved:
@@ -162,17 +165,17 @@ def _mark_running(job: Job) -> None:
 
 
 def job_step(
-    kind: JobKind,
+    kind: JobKind[J],
     job_id: int,
     *,
-    step: Callable[[Job, Budget], str],
+    step: Callable[[J, Budget], str],
     budget_seconds: float,
     enqueue_next: bool = True,
     related: Sequence[str] = (),
 ) -> str:
     """One task of a job: mark it running, let `step` work for up to `budget_seconds`, then queue
     the next task or end the job. Answers "gone", "continued" or the job's status."""
-    job = kind.model.objects.select_related(*related).filter(pk=job_id).first()
+    job = kind.model._default_manager.select_related(*related).filter(pk=job_id).first()
     if job is None or not job.is_active:
         return GONE if job is None else job.status
     _mark_running(job)
@@ -193,14 +196,14 @@ def job_step(
     return Job.Status.DONE
 
 
-def job_resume(kind: JobKind, *, job: Job, revive: Callable[[Job], list[str]], now: datetime | None = None) -> Job:
+def job_resume(kind: JobKind[J], *, job: J, revive: Callable[[J], list[str]], now: datetime | None = None) -> J:
     """Go on with a job: one that `revive` can bring back (it changes the locked job and names the
     fields it changed; an empty list when it cannot), or one whose worker died (stalled). Refuses
     anything else (`<kind>_not_resumable`): a live job must not run twice."""
     now = now or timezone.now()
     try:
         with transaction.atomic():
-            job = kind.model.objects.select_for_update().get(pk=job.pk)
+            job = kind.model._default_manager.select_for_update().get(pk=job.pk)
             if revived := revive(job):
                 job.status, job.error, job.finished_at, job.heartbeat_at = Job.Status.RUNNING, "", None, now
                 job.save(update_fields=["status", "error", "finished_at", "heartbeat_at", *revived])
@@ -219,12 +222,12 @@ def job_resume(kind: JobKind, *, job: Job, revive: Callable[[Job], list[str]], n
     return job
 
 
-def job_resume_stalled(kind: JobKind, *, revive: Callable[[Job], list[str]], now: datetime | None = None) -> int:
+def job_resume_stalled(kind: JobKind[J], *, revive: Callable[[J], list[str]], now: datetime | None = None) -> int:
     """Queue again every stalled job of a kind (its step task was lost with a killed cluster).
     Returns how many."""
     now = now or timezone.now()
     resumed = 0
-    for job in kind.model.objects.filter(status__in=Job.ACTIVE):
+    for job in kind.model._default_manager.filter(status__in=Job.ACTIVE):
         if job_is_stalled(job, now):
             try:
                 job_resume(kind, job=job, revive=revive, now=now)
