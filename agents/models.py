@@ -298,6 +298,10 @@ class Conversation(models.Model):
     # When the quiet window ends: set on each message of a conversation that uses memory,
     # cleared once the memory has read it. The sweep finds due work through this index.
     memory_due_at = models.DateTimeField(null=True, blank=True)
+    # Read for the API's transcript (surfaces.api.lists.with_transcript), oldest first.
+    transcript_messages: list["Message"]
+    transcript_events: list["Message"]
+    transcript_actions: list["ActionRun"]
 
     class Meta:
         constraints = [
