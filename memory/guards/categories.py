@@ -52,7 +52,8 @@ class _WordIndex:
         self.unspaced_words = re.compile(word_alternation(self.unspaced) or "(?!)")
 
     def codes_in(self, folded: str) -> set[str]:
-        tokens = _tokens(folded)
+        # "their mother's house" holds "their mother": a possessive's "'s" is not part of the word
+        tokens = [token[:-2] if token.endswith("'s") else token for token in _tokens(folded)]
         found: set[str] = set()
         if _HAS_UNSPACED.search(folded):
             for match in self.unspaced_words.finditer(folded):
