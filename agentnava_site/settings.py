@@ -278,6 +278,17 @@ OPENAI_MAX_RETRIES = int(os.environ.get("OPENAI_MAX_RETRIES", "2"))
 # a longer one is refused before it is parsed (502 model_too_large).
 MODEL_ANSWER_MAX_BYTES = int(os.environ.get("MODEL_ANSWER_MAX_BYTES", str(64 * 1024)))
 
+# --- The parts other apps plug in (dotted paths, resolved on use: nothing is filled at start-up) ----
+# An agent's configuration sections owned by another app: key -> the module with its default(),
+# validate(value) and describe_changes(old, new) (agents.agent_config).
+AGENTNAVA_CONFIG_SECTIONS = {"memorySettings": "memory.store.settings"}
+# The offline engine's rules, by task: the payload a model would get -> its answer (agents.engines).
+AGENTNAVA_OFFLINE_RULES = {
+    "chat_reply": "surfaces.chat.offline.chat_reply",
+    "memory_operations": "memory.writer.offline.memory_operations",
+    "builder_changes": "memory.tools.builder_rules.builder_changes",
+}
+
 # --- REST API -------------------------------------------------------------------------------
 # An API key's authentication is cached per process. A revocation, a maker's role change or removal and
 # a team's deletion bump the key generation, which every process reads before using its cache: from

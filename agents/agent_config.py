@@ -1,18 +1,23 @@
 """An agent's configuration: its shape, its defaults, and the one validator every path uses.
 
-The web form, the Builder and the API all call `validate_config`, so invalid settings
-(quietMinutes 7, keepForDays 0, a privacyUrl that is not http(s)) are refused everywhere
-with the same message. The `memorySettings` part belongs to `memory` (`memory/store/settings.py`),
-reached through the port `ports.memory_settings`; this module owns the rest (instructions,
-guardrails, actions) and the plan rule (R3).
+The web form, the Builder and the API all reach `validate_config` (through `agents.services`), so
+invalid settings (quietMinutes 7, keepForDays 0, a privacyUrl that is not http(s)) are refused
+everywhere with the same message. This module owns the agent's own keys (instructions, guardrails,
+actions) and the plan rule (R3). A section another app owns is validated by that app: the setting
+`AGENTNAVA_CONFIG_SECTIONS` names, for each such key, the module that holds its `default()`,
+`validate(value)` and `describe_changes(old, new)` (`memorySettings`: `memory.store.settings`), as
+Django's settings name its backends and password validators. Nothing fills anything at start-up.
 """
 
 import copy
 import re
+from importlib import import_module
+from types import ModuleType
 from typing import Any
 
+from django.conf import settings
+
 from agents.errors import AppError, InvalidConfig
-from agents.ports import ports
 
 MAX_ACTIONS = 50
 ACTION_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -24,8 +29,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
 }
 
 
+def config_sections() -> dict[str, ModuleType]:
+    """The sections other apps own, by configuration key: each module has `default()`,
+    `validate(value)` (normalised, or InvalidConfig naming the field) and `describe_changes(old, new)`."""
+    return {key: import_module(path) for key, path in settings.AGENTNAVA_CONFIG_SECTIONS.items()}
+
+
 def default_config() -> dict[str, Any]:
-    return {**copy.deepcopy(DEFAULT_CONFIG), "memorySettings": ports.memory_settings.default()}
+    sections = {key: section.default() for key, section in config_sections().items()}
+    return {**copy.deepcopy(DEFAULT_CONFIG), **sections}
 
 
 def checked_bool(value: Any, field: str) -> bool:
@@ -78,7 +90,8 @@ def validate_config(config: Any, *, plan_has_memory: bool) -> dict[str, Any]:
     """
     if not isinstance(config, dict):
         raise InvalidConfig("The configuration must be an object.")
-    unknown = sorted(set(config) - {*DEFAULT_CONFIG, "memorySettings"})
+    sections = config_sections()
+    unknown = sorted(set(config) - {*DEFAULT_CONFIG, *sections})
     if unknown:
         raise InvalidConfig(f"Unknown configuration field: {', '.join(unknown)}.", field=unknown[0])
     merged = {**default_config(), **config}
@@ -86,13 +99,12 @@ def validate_config(config: Any, *, plan_has_memory: bool) -> dict[str, Any]:
         "instructions": checked_text(merged["instructions"], "instructions", 8000),
         "guardrails": checked_text(merged["guardrails"], "guardrails", 8000),
         "actions": validate_actions(merged["actions"]),
-        "memorySettings": ports.memory_settings.validate(merged["memorySettings"]),
+        **{key: section.validate(merged[key]) for key, section in sections.items()},
     }
-    if out["memorySettings"]["on"] and not plan_has_memory:
+    if out.get("memorySettings", {}).get("on") and not plan_has_memory:
         raise AppError(
             "plan_required",
             "Memory comes with the Team plan and up. Upgrade the team's plan to turn it on.",
-            status=403,
             field="memorySettings.on",
         )
     return out
@@ -113,7 +125,11 @@ def merge_changes(config: dict[str, Any], changes: dict[str, Any]) -> dict[str, 
 
 def describe_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Readable one-line descriptions of what differs, e.g. 'quiet minutes 30 -> 15'."""
-    changes = ports.memory_settings.describe_changes(old.get("memorySettings", {}), new.get("memorySettings", {}))
+    changes = [
+        change
+        for key, section in config_sections().items()
+        for change in section.describe_changes(old.get(key, {}), new.get(key, {}))
+    ]
     for key in ("instructions", "guardrails"):
         if old.get(key) != new.get(key):
             changes.append(f"agent {key} changed")

@@ -13,9 +13,10 @@ a longer one is refused (502 `model_too_large`), so no chat reply, Builder reply
 ever holds more.
 
 `OfflineEngine` needs no network and is the default without a key. It is not a language
-model: it is deterministic code, rules over the text, registered per task by the app that owns
-the task (`ports.offline_handlers`, filled in each `AppConfig.ready`). It receives exactly
-what a model would receive, so both engines run through the same code path.
+model: it is deterministic code, rules over the text, one function per task written by the app
+that owns the task and named by its dotted path in `settings.AGENTNAVA_OFFLINE_RULES` (resolved on
+first use, as Django resolves its backends). It receives exactly what a model would receive, so
+both engines run through the same code path.
 """
 
 import functools
@@ -27,9 +28,9 @@ from typing import Any
 
 from django.conf import settings
 from django.dispatch import Signal
+from django.utils.module_loading import import_string
 
 from agents.errors import AppError
-from agents.ports import ports
 
 log = logging.getLogger(__name__)
 # Sent after every call to a model server: task=, seconds=, error_code= (None when it answered).
@@ -67,10 +68,10 @@ class OfflineEngine:
     batch_size = 25
 
     def _handler(self, task: str):
-        try:
-            return ports.offline_handlers[task]
-        except KeyError:
-            raise EngineError(f"The offline engine has no rules for {task!r}.") from None
+        path = settings.AGENTNAVA_OFFLINE_RULES.get(task)
+        if path is None:
+            raise EngineError(f"The offline engine has no rules for {task!r}.")
+        return offline_rules(path)
 
     def structured(self, *, task: str, system: str, payload: dict, schema: dict) -> EngineResult:
         started = time.monotonic()
@@ -93,6 +94,12 @@ class OfflineEngine:
             output_tokens=estimate_tokens(text),
             duration_ms=int((time.monotonic() - started) * 1000),
         )
+
+
+@functools.lru_cache(maxsize=32)
+def offline_rules(path: str):
+    """The offline rules at a dotted path (`settings.AGENTNAVA_OFFLINE_RULES`), imported on first use."""
+    return import_string(path)
 
 
 def _observed(method):

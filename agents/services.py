@@ -33,7 +33,6 @@ from agents.models import (
     Team,
     UsageDay,
 )
-from agents.ports import ports
 
 User = get_user_model()
 
@@ -379,65 +378,30 @@ class MemoryDecision:
     reason: str  # Conversation.MemoryOff value, "" when memory is used
 
 
-def memory_decision(
-    *, agent: Agent, end_user: EndUser, version: AgentVersion, memory: bool, project: str, switch_on: bool, source: str
-) -> MemoryDecision:
-    """Whether a new conversation uses memory, decided once at start (R4, R20, R23, R26, R3)."""
+def memory_off_reason(*, agent: Agent, version: AgentVersion, memory: bool, project: str, switch_on: bool) -> str:
+    """This app's own reasons why a new conversation must not use memory (R4, R20, R23, R25, R3), in
+    order: asked without it, off in the published version, a plan without memory, inside a project,
+    the visitor's switch off. "" when none applies; the chat's surfaces (`surfaces.chat.start`) then
+    ask consent's and memory's own gates."""
     off = Conversation.MemoryOff
-    settings = version.config["memorySettings"]
     if not memory:
-        return MemoryDecision(False, off.REQUESTED)
-    if not settings["on"]:
-        return MemoryDecision(False, off.SETTINGS)
+        return off.REQUESTED
+    if not version.config["memorySettings"]["on"]:
+        return off.SETTINGS
     if not agent.team.has_memory:
-        return MemoryDecision(False, off.PLAN)
+        return off.PLAN
     if project:
-        return MemoryDecision(False, off.PROJECT)
+        return off.PROJECT
     if not switch_on:
-        return MemoryDecision(False, off.SWITCH)
-    for gate in ports.memory_gates:
-        reason = gate(agent=agent, end_user=end_user, settings=settings, source=source)
-        if reason:
-            return MemoryDecision(False, reason)
-    return MemoryDecision(True, "")
+        return off.SWITCH
+    return ""
 
 
-@transaction.atomic
-def conversation_start(
-    *,
-    agent: Agent,
-    external_id: str,
-    memory: bool = True,
-    project: str = "",
-    switch_on: bool = True,
-    source: str = "api",
-    now=None,
-) -> Conversation:
-    """Start a conversation on the agent's published version; decide once whether it uses
-    memory, and if so build the note its agent receives from the memory as it is now."""
+def project_checked(project) -> str:
+    """A conversation's project id, stripped; refused unless text of at most 100 characters."""
     if not isinstance(project, str) or len(project) > 100:
         raise AppError("invalid_project", "project must be an id of at most 100 characters.", field="project")
-    now = now or timezone.now()
-    end_user = end_user_get_or_create(agent=agent, external_id=external_id)
-    version = AgentVersion.objects.published(agent)
-    decision = memory_decision(
-        agent=agent,
-        end_user=end_user,
-        version=version,
-        memory=memory,
-        project=project.strip(),
-        switch_on=switch_on,
-        source=source,
-    )
-    return conversation_open(
-        agent=agent,
-        end_user=end_user,
-        version=version,
-        decision=decision,
-        project=project.strip(),
-        source=source,
-        now=now,
-    )
+    return project.strip()
 
 
 def conversation_open(
@@ -446,12 +410,14 @@ def conversation_open(
     end_user: EndUser,
     version: AgentVersion,
     decision: MemoryDecision,
+    note: str = "",
     project: str = "",
     source: str,
     now=None,
 ) -> Conversation:
-    """Save a new conversation whose memory decision is made (by `memory_decision`, once): with
-    memory, the note its agent receives is built from the memory as it is now."""
+    """Save a new conversation whose memory decision is made (once, by `surfaces.chat.start`), with
+    the note its agent receives when it uses memory (built by the caller from the memory as it is
+    now: `memory.store.note`). A conversation without memory never holds a note."""
     now = now or timezone.now()
     conversation = Conversation(
         agent=agent,
@@ -459,30 +425,31 @@ def conversation_open(
         version=version,
         uses_memory=decision.uses_memory,
         memory_off_reason=decision.reason,
+        memory_note=note if decision.uses_memory else "",
         project=project,
         source=source,
         started_at=now,
         last_activity_at=now,
     )
-    if decision.uses_memory:
-        conversation.memory_note = ports.memory_note(conversation)
     conversation.save()
     return conversation
 
 
 def _touch(conversation: Conversation, now) -> None:
-    """Every message moves the activity time and, with memory, the end of the quiet window."""
+    """Every message moves the activity time; with memory, the end of the quiet window is saved with
+    it, as the caller marked it on the instance (`surfaces.chat.record`: `memory.store.due` owns the
+    quiet-window queue), in the same UPDATE."""
     conversation.last_activity_at = now
     fields = ["last_activity_at"]
     if conversation.uses_memory:
-        ports.memory_due_mark(conversation, now)  # memory.store.due owns the quiet-window queue
         fields.append("memory_due_at")
     conversation.save(update_fields=fields)
 
 
 @transaction.atomic
 def message_record(*, conversation: Conversation, kind: str, text: str, now=None) -> Message:
-    """Record one message of any kind; the person's own move the end user's last chat time."""
+    """Record one message of any kind; the person's own move the end user's last chat time. The chat's
+    surfaces call it through `surfaces.chat.record.message_record`, which marks the due queue first (R11)."""
     if kind not in Message.Kind.values:
         raise AppError("invalid_kind", f"Unknown message kind {kind!r}.", field="type")
     now = now or timezone.now()
@@ -495,6 +462,8 @@ def message_record(*, conversation: Conversation, kind: str, text: str, now=None
 
 @transaction.atomic
 def action_run_record(*, conversation: Conversation, name: str, status: str, now=None) -> ActionRun:
+    """Record an action that ran; called through `surfaces.chat.record.action_run_record` (R11), as
+    `message_record` is."""
     if status not in ActionRun.Status.values:
         raise AppError("invalid_status", "status must be succeeded or failed.", field="status")
     if not isinstance(name, str) or not agent_config.ACTION_NAME_RE.match(name):

@@ -108,6 +108,8 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
     from agents import services
     from agents.models import Plan, Team
     from memory.models import Memory
+    from surfaces.chat import record as chat_record
+    from surfaces.chat import start as chat_start
 
     Schedule.objects.all().delete()  # the only sweep is the one the clock starts with
     team = Team.objects.get_or_create(slug="bench-cap", defaults={"name": "Bench", "plan": Plan.TEAM})[0]
@@ -119,8 +121,8 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
         n = max(20, workers * per_worker)
         start_at = timezone.now() - timedelta(minutes=30)
         for i in range(n):
-            conversation = services.conversation_start(agent=agent, external_id=f"w{workers}_{i}", now=start_at)
-            services.message_record(
+            conversation = chat_start.conversation_start(agent=agent, external_id=f"w{workers}_{i}", now=start_at)
+            chat_record.message_record(
                 conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at
             )
         cluster, log = start(
@@ -155,11 +157,12 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
 def chat_figures(env, configs, seconds, connections, tmp) -> list[tuple]:
     from agents import services
     from agents.models import Plan, Team
+    from surfaces.chat import start as chat_start
 
     team = Team.objects.get_or_create(slug="bench-cap", defaults={"name": "Bench", "plan": Plan.TEAM})[0]
     agent = services.agent_create(team=team, name="Chat", config={"memorySettings": {"on": True, "quietMinutes": 60}})
     key = services.api_key_create(team=team, name="bench")[1]
-    chats = [services.conversation_start(agent=agent, external_id=f"c_{i}").public_id for i in range(200)]
+    chats = [chat_start.conversation_start(agent=agent, external_id=f"c_{i}").public_id for i in range(200)]
     lua = tmp / "chat.lua"
     lua.write_text(
         "local chats = {" + ",".join(f'"{c}"' for c in chats) + "}\n"
@@ -239,13 +242,15 @@ def cpu_figures(fake, latency, n) -> tuple[float, float]:
     from agents import services
     from agents.models import Plan, Team
     from memory.writer.run import run_quiet_window
+    from surfaces.chat import record as chat_record
+    from surfaces.chat import start as chat_start
 
     fake.default = model_answer(0)
     team = Team.objects.get_or_create(slug="bench-cap", defaults={"name": "Bench", "plan": Plan.TEAM})[0]
     agent = services.agent_create(team=team, name="CPU", config={"memorySettings": {"on": True, "quietMinutes": 5}})
     key = services.api_key_create(team=team, name="bench cpu")[1]
     client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
-    chats = [services.conversation_start(agent=agent, external_id=f"cpu_{i}").public_id for i in range(n)]
+    chats = [chat_start.conversation_start(agent=agent, external_id=f"cpu_{i}").public_id for i in range(n)]
     client.post(f"/api/v1/conversations/{chats[0]}/messages", {"text": "warm up"}, content_type="application/json")
     calls_before = len(fake.requests)
     began = time.process_time()
@@ -261,8 +266,8 @@ def cpu_figures(fake, latency, n) -> tuple[float, float]:
     start_at = timezone.now() - timedelta(minutes=30)
     users = []
     for i in range(n):
-        conversation = services.conversation_start(agent=agent, external_id=f"cpu_w{i}", now=start_at)
-        services.message_record(
+        conversation = chat_start.conversation_start(agent=agent, external_id=f"cpu_w{i}", now=start_at)
+        chat_record.message_record(
             conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at
         )
         users.append(conversation.end_user_id)

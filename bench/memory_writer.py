@@ -39,6 +39,8 @@ from bench.statements import Statements  # noqa: E402
 from memory.store.selectors import end_users_due_for_memory, writer_input  # noqa: E402
 from memory.writer import batch as writer_batch  # noqa: E402
 from memory.writer import run as writer  # noqa: E402
+from surfaces.chat import record as chat_record  # noqa: E402
+from surfaces.chat import start as chat_start  # noqa: E402
 
 SENTENCES = [
     "I work from the {city} office.",
@@ -80,12 +82,12 @@ def people(agent, prefix, n_users, m_messages):
     start = timezone.now() - timedelta(hours=3)
     end_user_ids = []
     for i in range(n_users):
-        conversation = agent_services.conversation_start(agent=agent, external_id=f"{prefix}_{i}", now=start)
+        conversation = chat_start.conversation_start(agent=agent, external_id=f"{prefix}_{i}", now=start)
         at = start
         for j in range(m_messages):
             at += timedelta(seconds=20)
-            agent_services.message_record(conversation=conversation, kind="user", text=sentence(i, j), now=at)
-        agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded", now=at)
+            chat_record.message_record(conversation=conversation, kind="user", text=sentence(i, j), now=at)
+        chat_record.action_run_record(conversation=conversation, name="renew_plan", status="succeeded", now=at)
         end_user_ids.append(conversation.end_user_id)
     return end_user_ids
 
@@ -241,12 +243,12 @@ def input_growth(agent, chats):
     end_user = None
     for k in range(1, chats + 1):
         at = start + timedelta(days=k)
-        conversation = agent_services.conversation_start(agent=agent, external_id="u_growth", now=at)
+        conversation = chat_start.conversation_start(agent=agent, external_id="u_growth", now=at)
         end_user = conversation.end_user
         for j in range(5):
             at += timedelta(minutes=1)
-            agent_services.message_record(conversation=conversation, kind="user", text=sentence(k, j), now=at)
-            agent_services.message_record(conversation=conversation, kind="agent", text="Thanks, noted.", now=at)
+            chat_record.message_record(conversation=conversation, kind="user", text=sentence(k, j), now=at)
+            chat_record.message_record(conversation=conversation, kind="agent", text="Thanks, noted.", now=at)
         memory = getattr(end_user, "memory", None)
         read_from = memory.read_up_to if memory else None
         inp = writer_input(end_user=end_user, read_from=read_from, read_to=at + timedelta(minutes=10))

@@ -4,8 +4,6 @@ document's consent guidance (R28), shown to the team where it applies. Not legal
 import re
 from dataclasses import dataclass
 
-from agents.ports import ports
-
 
 def notice_text(settings: dict, *, agent_name: str = "This assistant") -> str:
     """Says that an AI assistant remembers details from chats to help next time, that the team can
@@ -122,17 +120,18 @@ def mentions_children(text: str) -> bool:
 
 
 def guidance_for(
-    *, opened: frozenset[str], decisions: bool, memory_on: bool = False, ask_first: bool = True, children: bool = False
+    *, topics: frozenset[str], decisions: bool, memory_on: bool = False, ask_first: bool = True, children: bool = False
 ) -> list[GuidanceRow]:
     """The rows that apply (R28), shown beside the settings they concern:
 
-    - instructions that open sensitive or emotional categories (which ones are is memory's to say,
-      through the port `category_topics`), or ask to feed decisions;
+    - instructions that open sensitive or emotional categories (`topics`: which of "sensitive" and
+      "emotion" they touch is memory's to say, so its caller passes them: `memory.guards.category_topics`),
+      or ask to feed decisions;
     - memory on without ask first: remembering across chats, and the website chat keeps a visitor
       id in the browser (ePrivacy; India's DPDP);
     - memory on: the privacy notice and chat recording (California: CCPA/CPRA, CIPA);
     - instructions that say children may use the agent (COPPA)."""
-    topics = set(ports.category_topics(frozenset(opened)) & {"sensitive", "emotion"})
+    topics = set(topics & {"sensitive", "emotion"})
     if decisions:
         topics.add("decisions")
     if memory_on and not ask_first:

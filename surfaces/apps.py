@@ -7,9 +7,3 @@ class SurfacesConfig(AppConfig):
 
     name = "surfaces"
     verbose_name = "Surfaces"
-
-    def ready(self):
-        from agents.ports import add_offline_handler
-        from surfaces.chat import offline as offline_chat
-
-        add_offline_handler("chat_reply", offline_chat.chat_reply)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agents import services as agent_services
+from surfaces.chat import start as chat_start
 from surfaces.http.boundary import MAX_BODY_BYTES, MAX_JSON_DEPTH
 from tests.fuzz_helpers import fingerprint
 
@@ -37,7 +38,7 @@ WRITES = [
 def api(team, agent, settings):
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"api_key": None}}
     _, raw = agent_services.api_key_create(team=team, name="boundary")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert (
         client.get(f"/api/v1/agents/{agent.public_id}").status_code == 200

@@ -11,7 +11,7 @@ from django.test import Client
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agents import services as agent_services
+from surfaces.chat import start as chat_start
 from surfaces.embed.services import conversation_token, end_user_hash, visitor_id_issue
 from tests.fuzz_helpers import any_text, fingerprint, json_value
 
@@ -38,7 +38,7 @@ def world(agent, settings):
             "ip_requests",
         )
     }
-    conversation = agent_services.conversation_start(agent=agent, external_id="visitor_fuzz")
+    conversation = chat_start.conversation_start(agent=agent, external_id="visitor_fuzz")
     return {
         "agent": agent,
         "conversation": conversation,

@@ -40,6 +40,7 @@ from schemathesis.specs.openapi.checks import (
 from agents import services as agent_services
 from agents.models import Agent, ApiKey, Conversation
 from memory.store.services import memory_set
+from surfaces.chat import start as chat_start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -129,7 +130,7 @@ def world(team, settings):
             agent = agent_services.agent_create(team=team, name="Fuzz", config={"memorySettings": {"on": True}})
         conversation = Conversation.objects.filter(agent=agent).first()
         if conversation is None:
-            conversation = agent_services.conversation_start(agent=agent, external_id="u_fuzz")
+            conversation = chat_start.conversation_start(agent=agent, external_id="u_fuzz")
             memory_set(end_user=conversation.end_user, text="Prefers email over phone.")
         return agent, conversation
 

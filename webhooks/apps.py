@@ -7,8 +7,4 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
-        from agents.ports import add_error_codes
-        from webhooks import receivers  # noqa: F401  (memory changes -> deliveries)
-        from webhooks.api_errors import WEBHOOK_ERROR_CODES
-
-        add_error_codes(WEBHOOK_ERROR_CODES)
+        from webhooks import receivers  # noqa: F401  (memory changes -> deliveries: signal connections)

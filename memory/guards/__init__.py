@@ -83,8 +83,8 @@ EMOTION_CATEGORIES = frozenset({"emotional_state", "relationships", "bond_with_a
 
 
 def category_topics(opened: frozenset[str]) -> frozenset[str]:
-    """The consent topics ("sensitive", "emotion") a set of opened categories touches
-    (`agents.ports.CategoryTopics`)."""
+    """The consent topics ("sensitive", "emotion") a set of opened categories touches: what
+    `consent.notice.guidance_for` is given by its caller (`instructions.instruction_checks`)."""
     topics = set()
     if opened & SENSITIVE_CATEGORIES:
         topics.add("sensitive")

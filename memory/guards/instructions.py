@@ -98,7 +98,7 @@ def instruction_checks(instructions: str, *, ask_first: bool, memory_on: bool = 
         opened.append((code, policy.CATEGORIES[code], clause))
     decisions = policy.decision_uses_in(instructions)
     rows = guidance_for(
-        opened=opened_codes,
+        topics=policy.category_topics(frozenset(opened_codes)),
         decisions=bool(decisions),
         memory_on=memory_on,
         ask_first=ask_first,

@@ -16,7 +16,7 @@ Portuguese for a stop; a new language is a new file, and its replies a gettext c
 memory/locale/): a message that only looks like one ("don't forget to email me the receipt", "I
 forgot my password") is left to the normal reply.
 
-Fills the `agents.ports` port `end_user_request` in `MemoryConfig.ready`.
+Every chat surface asks `end_user_request` first (`surfaces.chat.send`).
 """
 
 from __future__ import annotations

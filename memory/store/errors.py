@@ -1,5 +1,5 @@
-"""The error codes memory's API answers, with their status and when: added to the API's one list
-(`surfaces.http.errors.error_codes()`) through the port `ports.error_codes` in `MemoryConfig.ready`."""
+"""The error codes of the memory app, with their status and when: merged into the API's one table
+by `surfaces.http.errors` (a plain import)."""
 
 MEMORY_ERROR_CODES: dict[str, tuple[int, str]] = {
     "memory_refused": (

@@ -4,7 +4,6 @@ memory by `memory.store.commit` (the next turn of an open chat sees a stop or de
 import functools
 import re
 
-from agents.models import Conversation
 from memory.guards import line_refusal
 from memory.guards.text import is_said_once
 from memory.models import Memory
@@ -29,7 +28,7 @@ def render_note(lines: list[str]) -> str:
 
 def note_read(system: str) -> list[tuple[str, bool]]:
     """The lines of the note `render_note` put in a system prompt, each with whether it is firm
-    (not marked "said once"): how the offline chat engine reads it (`agents.ports.NoteRead`)."""
+    (not marked "said once"): how the offline chat engine reads it (`surfaces.chat.offline`)."""
     match = _NOTE_IN_PROMPT.search(system or "")
     lines = [line for line in match.group(1).split("\n") if line.strip()] if match else []
     return [(line, not is_said_once(line)) for line in lines]
@@ -58,8 +57,9 @@ def memory_at_start(end_user) -> Memory | None:
     return end_user._memory_at_start
 
 
-def note_for_conversation(conversation: Conversation) -> str:
-    end_user = conversation.end_user
+def note_at_start(end_user) -> str:
+    """The note a new conversation's agent receives: the end user's memory as it is now (R17), from
+    the row the stopped gate read (`surfaces.chat.start` hands it to `agents.services.conversation_open`)."""
     memory = memory_at_start(end_user)
     del end_user._memory_at_start
     return render_note(note_lines(memory))

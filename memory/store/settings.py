@@ -1,10 +1,11 @@
 """An agent's memory settings (`memorySettings` in its configuration): their shape, their
 defaults, the one validator every path uses, and how a change reads.
 
-`agents.agent_config` validates the whole configuration and reaches this module through the port
-`agents.ports.ports.memory_settings` (filled in `MemoryConfig.ready`): the web form, the Memory
-tab, the Builder and the API all refuse invalid settings (quietMinutes 7, keepForDays 0, a
-privacyUrl that is not http(s), instructions holding a secret) with the same message.
+`agents.agent_config` validates the whole configuration, and this module is its `memorySettings`
+section (named in `settings.AGENTNAVA_CONFIG_SECTIONS`): the web form, the Memory tab, the Builder
+and the API all refuse invalid settings (quietMinutes 7, keepForDays 0, a privacyUrl that is not
+http(s), instructions holding a secret) with the same message. The API's fields read the limits
+below by a plain import.
 """
 
 import unicodedata

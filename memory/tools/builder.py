@@ -7,9 +7,8 @@ sentences of the memory instructions, the change goes through `services.agent_dr
 (the same validation as the Memory tab and the API), and it waits for Publish. The reply is
 written here from what actually changed, so it never claims a change that was refused.
 
-Used by the Build screen's side panel and by `POST /api/v1/agents/{id}/builder`, both in `agents`,
-through the port `ports.builder` (this module is its implementation, filled in `MemoryConfig.ready`),
-and so is `publish_warnings`, the Build screen's second look before Publish (`ports.publish_warnings`).
+Used by the Build screen's side panel and by `POST /api/v1/agents/{id}/builder` (both in `surfaces`,
+which import it), and so is `publish_warnings`, the Build screen's second look before Publish.
 """
 
 import re

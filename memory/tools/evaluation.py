@@ -24,8 +24,9 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from agents import services as agent_services
-from agents.models import AgentVersion, Plan, Team
+from agents.models import AgentVersion, Conversation, Plan, Team
 from memory.models import Memory
+from memory.store import due
 from memory.writer.sweep import memory_sweep
 
 
@@ -72,19 +73,40 @@ def load_cases(path) -> list[dict]:
     return cases
 
 
+def replayed_conversation(*, agent, external_id: str, now) -> Conversation:
+    """A chat replayed on a scratch agent (memory on, the Team plan, no ask first, nobody stopped), so
+    it uses memory, as `surfaces.chat.start` would decide. It gets no note: the writer never reads one."""
+    end_user = agent_services.end_user_get_or_create(agent=agent, external_id=external_id)
+    version = AgentVersion.objects.published(agent)
+    decision = agent_services.MemoryDecision(uses_memory=True, reason="")
+    return agent_services.conversation_open(
+        agent=agent, end_user=end_user, version=version, decision=decision, source="eval", now=now
+    )
+
+
+def replay_message(conversation: Conversation, *, kind: str, text: str, now) -> None:
+    """A replayed message, marked due as every chat's message is (`surfaces.chat.record`, R11)."""
+    due.mark(conversation, now)
+    agent_services.message_record(conversation=conversation, kind=kind, text=text, now=now)
+
+
+def replay_action(conversation: Conversation, *, name: str, status: str, now) -> None:
+    """A replayed action, marked due as every chat's action is (`surfaces.chat.record`, R11)."""
+    due.mark(conversation, now)
+    agent_services.action_run_record(conversation=conversation, name=name, status=status, now=now)
+
+
 def _replay(agent, case: dict) -> list[str]:
     quiet = AgentVersion.objects.published(agent).config["memorySettings"]["quietMinutes"]
     for chat in case["chats"]:
         at = datetime.fromisoformat(chat["at"])
-        conversation = agent_services.conversation_start(agent=agent, external_id="eval_user", source="eval", now=at)
+        conversation = replayed_conversation(agent=agent, external_id="eval_user", now=at)
         for turn in chat["turns"]:
             at += timedelta(minutes=1)
             if "action" in turn:
-                agent_services.action_run_record(
-                    conversation=conversation, name=turn["action"], status=turn.get("status", "succeeded"), now=at
-                )
+                replay_action(conversation, name=turn["action"], status=turn.get("status", "succeeded"), now=at)
             else:
-                agent_services.message_record(conversation=conversation, kind=turn["role"], text=turn["text"], now=at)
+                replay_message(conversation, kind=turn["role"], text=turn["text"], now=at)
         memory_sweep(now=at + timedelta(minutes=quiet + 1), run_inline=True)
     memory = Memory.objects.filter(agent=agent).first()
     return memory.lines if memory else []

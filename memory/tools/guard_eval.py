@@ -31,7 +31,7 @@ from agents.models import Plan, Team
 from memory import guards as policy
 from memory.store.selectors import memory_of
 from memory.store.services import memory_set
-from memory.tools.evaluation import jsonl_cases
+from memory.tools.evaluation import jsonl_cases, replay_action, replay_message, replayed_conversation
 from memory.writer.run import run_quiet_window
 
 DEFAULT_AT = "2026-11-03T14:00:00+00:00"
@@ -89,16 +89,12 @@ def _through_writer(agent, case: dict, external_id: str) -> bool:
     action = case.get("action")
     if action:
         at = datetime.fromisoformat(action["at"]) - timedelta(minutes=5)
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, source="eval", now=at)
-    agent_services.message_record(
-        conversation=conversation, kind="user", text=case.get("typed", case["text"]), now=at + timedelta(minutes=1)
-    )
+    conversation = replayed_conversation(agent=agent, external_id=external_id, now=at)
+    replay_message(conversation, kind="user", text=case.get("typed", case["text"]), now=at + timedelta(minutes=1))
     last = at + timedelta(minutes=1)
     if action:
         last = max(last, datetime.fromisoformat(action["at"]))
-        agent_services.action_run_record(
-            conversation=conversation, name=action["name"], status=action["status"], now=last
-        )
+        replay_action(conversation, name=action["name"], status=action["status"], now=last)
     operations = case.get("ops") or [{"op": "add", "text": case["text"]}]
     run_quiet_window(
         end_user_id=conversation.end_user_id, now=last + timedelta(hours=1), engine=ScriptedEngine(operations)

@@ -11,7 +11,10 @@ from rest_framework.response import Response
 
 from agents import agent_config, services
 from agents.models import ActionRun, Agent, AgentVersion, Conversation, Message
-from agents.ports import ports
+from consent.notice import notice_text
+from memory.store import settings as memory_settings
+from memory.tools import builder
+from surfaces.chat import record, start
 from surfaces.chat.send import conversation_send
 from surfaces.http.base import (
     END_USER_ID_ERRORS,
@@ -51,8 +54,8 @@ class ActionOut(serializers.Serializer):
     label = serializers.CharField()  # type: ignore[assignment]  # a declared field, not Field.label: DRF's metaclass takes it off the class
 
 
-# The memorySettings fields are the agent resource's wire shape; their limits are memory's, read from
-# the port when this module loads (the routes load it after every app's ready() filled the ports).
+# The memorySettings fields are the agent resource's wire shape; their limits are memory's, imported
+# from it (memory.store.settings), so they are the same whatever loads first.
 class MemorySettingsOut(serializers.Serializer):
     on = serializers.BooleanField(help_text="Memory is off until the team turns it on (R1).")
     instructions = serializers.CharField(
@@ -60,7 +63,7 @@ class MemorySettingsOut(serializers.Serializer):
     )
     keepForDays = serializers.IntegerField(help_text="How long to keep a memory, from the end user's last chat.")
     quietMinutes = serializers.ChoiceField(
-        choices=ports.memory_settings.QUIET_MINUTES_CHOICES,
+        choices=memory_settings.QUIET_MINUTES_CHOICES,
         help_text="How long a chat stays quiet before the memory is updated.",
     )
     showSwitch = serializers.BooleanField(help_text="End users see a switch that turns memory off for a chat.")
@@ -99,7 +102,7 @@ def agent_answer(agent: Agent, version: AgentVersion) -> dict:
     settings = dict(config["memorySettings"])
     # Only when memory can be used: on in this version, and on a plan that has it (R3).
     in_use = settings["on"] and agent.team.has_memory
-    settings["notice"] = (ports.notice_text(settings, agent_name=agent.name) or None) if in_use else None
+    settings["notice"] = (notice_text(settings, agent_name=agent.name) or None) if in_use else None
     return AgentOut(
         {
             "id": agent.public_id,
@@ -117,21 +120,19 @@ def agent_answer(agent: Agent, version: AgentVersion) -> dict:
 class MemorySettingsIn(StrictSerializer):
     read_only_names = ("notice",)
     on = StrictBooleanField(required=False)
-    instructions = StrictCharField(
-        required=False, allow_blank=True, max_length=ports.memory_settings.MAX_INSTRUCTIONS_CHARS
-    )
+    instructions = StrictCharField(required=False, allow_blank=True, max_length=memory_settings.MAX_INSTRUCTIONS_CHARS)
     keepForDays = StrictIntegerField(
         required=False,
-        min_value=ports.memory_settings.KEEP_FOR_DAYS_MIN,
-        max_value=ports.memory_settings.KEEP_FOR_DAYS_MAX,
+        min_value=memory_settings.KEEP_FOR_DAYS_MIN,
+        max_value=memory_settings.KEEP_FOR_DAYS_MAX,
     )
-    quietMinutes = StrictChoiceField(required=False, choices=ports.memory_settings.QUIET_MINUTES_CHOICES)
+    quietMinutes = StrictChoiceField(required=False, choices=memory_settings.QUIET_MINUTES_CHOICES)
     showSwitch = StrictBooleanField(required=False)
     askFirst = StrictBooleanField(required=False)
     privacyUrl = StrictCharField(
         required=False,
         allow_blank=True,
-        max_length=ports.memory_settings.MAX_PRIVACY_URL_CHARS,
+        max_length=memory_settings.MAX_PRIVACY_URL_CHARS,
         help_text="An http(s) address, or empty.",
     )
 
@@ -293,7 +294,7 @@ class ConversationStartApi(TeamApi):
     def post(self, request, agent_id):
         agent = self.agent(agent_id)
         data = parse_body(self.StartIn, request)
-        conversation = services.conversation_start(
+        conversation = start.conversation_start(
             agent=agent,
             external_id=data["endUserId"],
             memory=data["memory"],
@@ -403,11 +404,11 @@ class EventRecordApi(TeamApi):
         kind = request.data.get("type") if isinstance(request.data, dict) else None
         if kind == "action":
             data = parse_body(ActionEventIn, request)
-            run = services.action_run_record(conversation=conversation, name=data["name"], status=data["status"])
+            run = record.action_run_record(conversation=conversation, name=data["name"], status=data["status"])
             at = run.created_at
         elif isinstance(kind, str) and kind in TEXT_EVENT_TYPES:
             data = parse_body(TextEventIn, request)
-            at = services.message_record(conversation=conversation, kind=kind, text=data["text"]).created_at
+            at = record.message_record(conversation=conversation, kind=kind, text=data["text"]).created_at
         else:
             raise serializers.ValidationError(
                 {"type": ["One of action, tool_result, file, web_page."]}
@@ -425,7 +426,7 @@ class EventRecordApi(TeamApi):
 
 class BuilderApi(TeamApi):
     class MessageIn(StrictSerializer):
-        message = StrictCharField(max_length=ports.builder.MAX_MESSAGE_CHARS, help_text="The change, in plain words.")
+        message = StrictCharField(max_length=builder.MAX_MESSAGE_CHARS, help_text="The change, in plain words.")
 
     class BuilderOut(serializers.Serializer):
         reply = serializers.CharField()
@@ -454,7 +455,7 @@ class BuilderApi(TeamApi):
     def post(self, request, agent_id):
         agent = self.agent(agent_id)
         data = parse_body(self.MessageIn, request)
-        result = ports.builder.builder_message(agent=agent, message=data["message"], user=None)
+        result = builder.builder_message(agent=agent, message=data["message"], user=None)
         return Response(self.BuilderOut(result).data, status=status.HTTP_201_CREATED)
 
 

@@ -1,9 +1,10 @@
-"""The offline chat engine's rules: how the offline engine answers the agents app's tasks. Plain,
-deterministic code over the text: no model, no network. Documented as such in docs/operating.md ("Model engines")."""
+"""The offline chat engine's rules: how the offline engine answers the chat's task (`chat_reply`,
+named in `settings.AGENTNAVA_OFFLINE_RULES`). Plain, deterministic code over the text: no model, no
+network. Documented as such in docs/operating.md ("Model engines")."""
 
 import re
 
-from agents.ports import ports
+from memory.store.note import note_read
 
 NO_MEMORY_RE = re.compile(r"^This chat does not use memory", re.M)
 ASKS_MEMORY_RE = re.compile(r"\b(?:remember|recall|know)\b.*\b(?:about me|of me)\b|\bdo you remember me\b", re.I)
@@ -21,7 +22,7 @@ TOPIC_REPLIES = [
 
 def chat_reply(payload: dict) -> dict:
     """Answer plainly, using what the note in the system prompt says (no note, no memory)."""
-    read = ports.note_read(payload.get("system", ""))  # the note is memory's: it reads its own format
+    read = note_read(payload.get("system", ""))  # the note is memory's: it reads its own format
     lines = [line for line, _firm in read]
     firm = [line for line, is_firm in read if is_firm]
     contact = next((m.group(1) for line in firm if (m := CONTACT_RE.search(line))), None)

@@ -11,8 +11,9 @@ from django.utils import timezone
 from agents.engines import get_engine
 from agents.errors import AppError
 from agents.models import Conversation, Message
-from agents.ports import ports
-from agents.services import message_record, usage_count_reply
+from agents.services import usage_count_reply
+from memory.store.end_user_requests import end_user_request
+from surfaces.chat.record import message_record
 
 MAX_MESSAGE_CHARS = 4000
 HISTORY_MESSAGES = 20
@@ -50,9 +51,7 @@ def validate_message_text(text) -> str:
     if not isinstance(text, str) or not text.strip():
         raise AppError("invalid_message", "A message needs some text.", field="text")
     if len(text) > MAX_MESSAGE_CHARS:
-        raise AppError(
-            "message_too_long", f"A message is at most {MAX_MESSAGE_CHARS} characters.", field="text", status=413
-        )
+        raise AppError("message_too_long", f"A message is at most {MAX_MESSAGE_CHARS} characters.", field="text")
     return text.strip()
 
 
@@ -64,7 +63,7 @@ def conversation_send(*, conversation: Conversation, text: str, now=None) -> Cha
     the error is raised (EngineError, HTTP 502), so the conversation stays as it was."""
     text = validate_message_text(text)
     now = now or timezone.now()
-    request_reply = ports.end_user_request(conversation, text, now=now)
+    request_reply = end_user_request(conversation, text, now=now)
     if request_reply is not None:
         with transaction.atomic():
             message = message_record(conversation=conversation, kind=Message.Kind.USER, text=text, now=now)

@@ -13,9 +13,6 @@ visitor may make to a running chat (the switch).
   start at the first hit; a refused request changes nothing. A per-address cap sits below each
   agent-wide one, so one address cannot take an agent's whole share (new visitor ids per address
   are capped too, so ids cannot be farmed quickly).
-
-`consent` and `memory` sit above this app, so what the embed needs from them comes through
-`agents.ports`, filled in their `AppConfig.ready()`.
 """
 
 import hashlib
@@ -36,8 +33,9 @@ from django.utils import timezone
 from agents.end_user_ids import end_user_id_check
 from agents.errors import AppError, NotFound
 from agents.models import Agent, AgentVersion, Conversation, EndUser
-from agents.ports import ports
-from agents.services import conversation_open, end_user_get_or_create, memory_decision
+from agents.services import end_user_get_or_create
+from consent.selectors import consent_state
+from surfaces.chat.start import conversation_open, memory_decision
 
 VISITOR_PREFIX = "visitor_"
 VISITOR_SALT = "agentnava.embed.visitor"
@@ -247,7 +245,7 @@ def embed_chat_start(*, agent: Agent, external_id: str, memory: bool, switch_on:
     decision = memory_decision(
         agent=agent, end_user=end_user, version=version, memory=memory, project="", switch_on=switch_on, source="embed"
     )
-    if decision.reason == Conversation.MemoryOff.CONSENT and ports.consent_state(end_user) is None:
+    if decision.reason == Conversation.MemoryOff.CONSENT and consent_state(end_user) is None:
         return EmbedStart(end_user, None)
     conversation = conversation_open(agent=agent, end_user=end_user, version=version, decision=decision, source="embed")
     return EmbedStart(end_user, conversation)

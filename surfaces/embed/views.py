@@ -24,8 +24,11 @@ from django.views.decorators.csrf import csrf_exempt
 
 from agents.errors import AppError, NotFound
 from agents.models import Agent, AgentVersion, Conversation, Message
-from agents.ports import ports
 from agents.services import end_user_get_or_create
+from consent.notice import NOTICE_LINE, notice_text
+from consent.selectors import consent_state
+from consent.services import consent_record
+from memory.store.end_user_requests import end_user_memory_state
 from surfaces.chat.send import conversation_send, validate_message_text
 from surfaces.embed import services as embed
 from surfaces.http.boundary import embed_cors as _cors
@@ -142,7 +145,7 @@ def agent_public(agent: Agent) -> dict:
     notice = ""
     if available:
         # The privacy link is drawn as a link beside the text, so it is left out of the text here.
-        notice = ports.notice_text({**settings, "privacyUrl": ""}, agent_name=agent.name)
+        notice = notice_text({**settings, "privacyUrl": ""}, agent_name=agent.name)
     return {
         "id": agent.public_id,
         "name": agent.name,
@@ -151,7 +154,7 @@ def agent_public(agent: Agent) -> dict:
             "showSwitch": available and settings["showSwitch"],
             "askFirst": available and settings["askFirst"],
             "notice": notice,
-            "line": ports.notice_line if available else "",
+            "line": NOTICE_LINE if available else "",
             "privacyUrl": settings["privacyUrl"] if available else "",
             "askFirstQuestion": ASK_FIRST_QUESTION,
         },
@@ -160,8 +163,8 @@ def agent_public(agent: Agent) -> dict:
 
 def _end_user_state(end_user) -> dict:
     return {
-        "memory": ports.end_user_memory_state(end_user),
-        "consent": ports.consent_state(end_user),
+        "memory": end_user_memory_state(end_user),
+        "consent": consent_state(end_user),
     }
 
 
@@ -170,7 +173,7 @@ def _conversation_state(conversation: Conversation, end_user_state: dict) -> dic
     if end_user_state["memory"]["stopped"]:
         line = OFF_LINES[Conversation.MemoryOff.STOPPED]
     elif conversation.uses_memory:
-        line = ports.notice_line
+        line = NOTICE_LINE
     else:
         line = OFF_LINES.get(conversation.memory_off_reason, "")
     return {
@@ -259,7 +262,7 @@ def consent_answer(request, agent_id: str):
     identity = _identity(agent, data)
     _count_identity_request(request, agent, identity)
     end_user = end_user_get_or_create(agent=agent, external_id=identity.external_id)
-    consent = ports.consent_record(end_user=end_user, agreed=agreed, source=source)
+    consent = consent_record(end_user=end_user, agreed=agreed, source=source)
     return JsonResponse(
         {
             "visitorId": identity.visitor_id,

@@ -131,7 +131,7 @@ class TeamApi(APIView):
         if usable_id(agent_id, Agent._meta.get_field("public_id").max_length):
             agent = Agent.objects.select_related("team").filter(public_id=agent_id, team=self.team()).first()
         if agent is None:
-            raise AppError("agent_not_found", "No agent with this id.", status=404)
+            raise AppError("agent_not_found", "No agent with this id.")
         return agent
 
     def conversation(self, conversation_id: str) -> Conversation:
@@ -143,7 +143,7 @@ class TeamApi(APIView):
                 .first()
             )
         if conversation is None:
-            raise AppError("conversation_not_found", "No conversation with this id.", status=404)
+            raise AppError("conversation_not_found", "No conversation with this id.")
         return conversation
 
 
@@ -185,8 +185,7 @@ def usable_id(value: str, max_length: int) -> bool:
 
 @functools.cache
 def error_schema():
-    """The error body's schema, built on first use: after every app has added its codes in its
-    `ready()` (the API classes are defined when the routes load, which is after)."""
+    """The error body's schema, built once, on first use, from the one table of codes."""
     return inline_serializer(
         name="Error",
         fields={

@@ -6,8 +6,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from agents.errors import AppError
-from agents.ports import ports
+from agents.errors import AGENT_ERROR_CODES, AppError
+from memory.store.errors import MEMORY_ERROR_CODES
+from webhooks.errors import WEBHOOK_ERROR_CODES
 
 DRF_CODES = {
     exceptions.NotAuthenticated: "not_authenticated",
@@ -21,58 +22,57 @@ DRF_CODES = {
     exceptions.NotAcceptable: "not_acceptable",
 }
 
-
-# The error codes of this app's API, with their status and when. The apps above add their own
-# through the port `ports.error_codes`; `error_codes()` is the one list the OpenAPI schema documents
-# (surfaces.http.base.errors) and the tests check against.
-ERROR_CODES: dict[str, tuple[int, str]] = {
+# The codes of the HTTP surfaces themselves (the input boundary, parsing, keys, routing, limits),
+# with their status and when.
+HTTP_ERROR_CODES: dict[str, tuple[int, str]] = {
     "invalid_request": (
         400,
         "A field or query parameter is missing, has the wrong type or size, or is unknown; `field` names it.",
     ),
     "invalid_json": (400, "The body is not valid JSON."),
-    "invalid_config": (400, "The configuration change is refused (e.g. quietMinutes 7); nothing was published."),
-    "invalid_end_user_id": (400, "endUserId must be 1 to 200 characters."),
-    "end_user_id_not_normal": (
-        400,
-        "endUserId is not in its one normal form: Unicode NFC, no whitespace at the start or end, no control "
-        "characters. It is never trimmed or changed for you (so a hash or a lookup is always of the id sent).",
-    ),
-    "invalid_message": (400, "A message needs some text."),
     "not_authenticated": (401, "No API key was sent: use Authorization: Bearer <key>."),
     "invalid_api_key": (401, "The API key is not valid or has been revoked."),
-    "plan_required": (403, "Memory comes with the Team plan and up."),
-    "admin_only": (
-        403,
-        "Only a team owner or admin can do this (API keys, webhook endpoints, members, deleting an agent, "
-        "the team-wide erase, the audit log); a key acts with its maker's role in the team.",
-    ),
-    "agent_not_found": (404, "No agent with this id for this key's team (another team's agent answers the same)."),
-    "conversation_not_found": (404, "No conversation with this id for this key's team."),
-    "end_user_not_found": (
-        404,
-        "No end user with this endUserId on this agent (for the team-wide erase: on any agent of this key's team).",
-    ),
     "not_found": (404, "No such path."),
     "method_not_allowed": (405, "This path does not take this method."),
     "not_acceptable": (406, "The API answers JSON only."),
-    "message_too_long": (413, "A message is at most 4000 characters."),
     "request_too_large": (413, "The request body is over 1 MB; nothing was read."),
     "unsupported_media_type": (415, "Send the body as application/json."),
     "rate_limited": (429, "Too many requests for this API key; wait the Retry-After seconds."),
-    "model_error": (502, "The model could not give a usable answer; nothing was recorded."),
-    "model_malformed": (502, "The model's answer was not the JSON asked for; nothing was recorded."),
-    "model_timeout": (502, "The model did not answer in time; nothing was recorded."),
-    "model_rate_limited": (502, "The model server is rate limited; nothing was recorded."),
-    "model_unreachable": (502, "The model server could not be reached; nothing was recorded."),
-    "model_refused": (502, "The model refused to answer; nothing was recorded."),
-    "model_too_large": (502, "The model's answer was over MODEL_ANSWER_MAX_BYTES (64 KB); nothing was recorded."),
 }
 
 
+def merged(*tables: dict[str, tuple[int, str]]) -> dict[str, tuple[int, str]]:
+    """One table from each app's own, in the order given; a code described twice is a mistake and
+    raises at import (a code's status lives in one place)."""
+    out: dict[str, tuple[int, str]] = {}
+    for table in tables:
+        for code, entry in table.items():
+            if code in out:
+                raise ValueError(f"The error code {code!r} is described twice")
+            out[code] = entry
+    return out
+
+
+# Every error code the API answers, with its status and when: the one table the exception handler
+# answers with and the OpenAPI schema documents (surfaces.http.base.errors), by status (a stable sort:
+# within a status, the surface's own codes first, then each app's, from agents up).
+ERROR_CODES: dict[str, tuple[int, str]] = dict(
+    sorted(
+        merged(HTTP_ERROR_CODES, AGENT_ERROR_CODES, MEMORY_ERROR_CODES, WEBHOOK_ERROR_CODES).items(),
+        key=lambda item: item[1][0],
+    )
+)
+
+
 def error_codes() -> dict[str, tuple[int, str]]:
-    """Every error code the API answers, by status: this app's and those the apps above add."""
-    return dict(sorted({**ERROR_CODES, **ports.error_codes}.items(), key=lambda item: item[1][0]))
+    """Every error code the API answers, by status (a copy of `ERROR_CODES`)."""
+    return dict(ERROR_CODES)
+
+
+def status_of(exc: AppError) -> int:
+    """The status an AppError is answered with: its code's in the table, else the error's own."""
+    entry = ERROR_CODES.get(exc.code)
+    return entry[0] if entry else exc.status
 
 
 def _first_field_error(detail, prefix=""):
@@ -115,7 +115,7 @@ def _key_team_gone(context) -> bool:
 
 def exception_handler(exc, context):
     if isinstance(exc, AppError):
-        return Response(error_body(exc.code, exc.message, exc.field), status=exc.status)
+        return Response(error_body(exc.code, exc.message, exc.field), status=status_of(exc))
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     response = drf_exception_handler(exc, context)

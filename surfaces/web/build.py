@@ -15,8 +15,8 @@ from django_htmx.http import HttpResponseClientRefresh
 from agents import access, roles, services
 from agents.errors import AppError
 from agents.models import ApiKey
-from agents.ports import ports
 from agents.selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
+from memory.tools import builder as memory_builder
 from surfaces.web.forms import AgentNewForm, ApiKeyForm, BuilderForm, DraftForm, NextForm, TeamSwitchForm, cleaned
 
 
@@ -89,7 +89,7 @@ def build_context(request, agent, tab: str, **extra) -> dict:
 def _publish_warnings(state) -> list[str]:
     """What Publish would put live that deserves a second look: a category the defaults leave out,
     opened by the instructions while ask first is off (R13, R28)."""
-    return ports.publish_warnings(state["config"]) if state["draft"] else []
+    return memory_builder.publish_warnings(state["config"]) if state["draft"] else []
 
 
 @login_required
@@ -146,10 +146,10 @@ def builder(request, public_id):
     agent = agent_for_user(request.user, public_id)
     form = BuilderForm(request.POST, agent=agent)
     message = cleaned(form)["message"]
-    entry = {"you": message[: ports.builder.MAX_MESSAGE_CHARS], "fresh": True}
+    entry = {"you": message[: memory_builder.MAX_MESSAGE_CHARS], "fresh": True}
     try:
         before = services.agent_draft_config(agent)["memorySettings"]
-        result = ports.builder.builder_message(agent=agent, message=message, user=request.user)
+        result = memory_builder.builder_message(agent=agent, message=message, user=request.user)
         after = (result["draft"] or services.agent_draft_config(agent))["memorySettings"]
         fields = [key for key in after if after[key] != before.get(key)]
         entry.update(reply=result["reply"], changes=result["changes"], fields=fields)

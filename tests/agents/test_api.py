@@ -9,6 +9,8 @@ from agents import services
 from agents.models import ActionRun, Agent, AgentVersion, ApiKey, Conversation, Message, Plan
 from memory.models import Memory
 from memory.store.services import memory_set
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.api_helpers import Api, InProcessApi, api_in_process
 from tests.conftest import make_team
 from tests.fake_openai import chat_text
@@ -140,8 +142,8 @@ def test_memory_cannot_be_turned_on_below_the_team_plan(db):
 
 
 def test_delete_agent_removes_every_memory_on_it(api, agent):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
-    services.message_record(conversation=conversation, kind="user", text="Hi")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
+    chat_record.message_record(conversation=conversation, kind="user", text="Hi")
     memory_set(end_user=conversation.end_user, text="Prefers email over phone.")
     other = services.agent_create(team=agent.team, name="Other", config={"memorySettings": {"on": True}})
     memory_set(end_user=services.end_user_get_or_create(agent=other, external_id="u_1"), text="Likes tea.")
@@ -223,7 +225,7 @@ def test_agent_start_refuses_an_end_user_id_that_is_not_normal_and_never_trims_i
 
 
 def test_send_a_message_answers_the_agents_reply(api, agent):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     answer = api.post(f"/conversations/{conversation.public_id}/messages", {"text": "Hi! Can I get my receipt?"})
     assert answer.status == 201
     assert answer.body["reply"] and answer.body["conversationId"] == conversation.public_id
@@ -235,7 +237,7 @@ def test_send_a_message_answers_the_agents_reply(api, agent):
 
 
 def test_send_refuses_empty_and_oversized_messages(api, agent):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     path = f"/conversations/{conversation.public_id}/messages"
     empty = api.post(path, {"text": "   "})
     assert (empty.status, empty.code, empty.body["error"]["field"]) == (400, "invalid_message", "text")
@@ -247,7 +249,7 @@ def test_send_refuses_empty_and_oversized_messages(api, agent):
 
 
 def test_a_model_failure_answers_502_and_records_nothing(api, agent, openai_engine):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     openai_engine.script.append({"status": 500, "body": {"error": {"message": "boom"}}})
     answer = api.post(f"/conversations/{conversation.public_id}/messages", {"text": "Hi"})
     assert (answer.status, answer.code) == (502, "model_error")
@@ -262,7 +264,7 @@ def test_a_1mb_model_reply_is_refused_before_it_is_read_whole_and_nothing_is_sto
 ):
     """Whether the server declares the size or streams it without one, a reply over
     MODEL_ANSWER_MAX_BYTES is a 502 and no message is kept (the reply, nor the person's turn)."""
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     huge = "All good. " * 100_000  # 1 MB of reply text
     openai_engine.script.append({**chat_text(huge), "no_length": no_length})
     answer = api.post(f"/conversations/{conversation.public_id}/messages", {"text": "Hi"})
@@ -273,7 +275,7 @@ def test_a_1mb_model_reply_is_refused_before_it_is_read_whole_and_nothing_is_sto
 
 
 def test_record_an_action_and_context_events(api, agent):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     path = f"/conversations/{conversation.public_id}/events"
     action = api.post(path, {"type": "action", "name": "renew_plan", "status": "succeeded"})
     assert (action.status, action.body["type"]) == (201, "action") and action.body["recordedAt"]
@@ -300,7 +302,7 @@ def test_record_an_action_and_context_events(api, agent):
     ],
 )
 def test_record_refuses_bad_events_and_records_nothing(api, agent, body, field):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     answer = api.post(f"/conversations/{conversation.public_id}/events", body)
     assert (answer.status, answer.code, answer.body["error"]["field"]) == (400, "invalid_request", field)
     assert not Message.objects.exists() and not ActionRun.objects.exists()

@@ -23,6 +23,8 @@ from consent.models import Consent
 from consent.services import consent_set
 from memory.models import Memory, MemoryRun
 from memory.store.services import memory_set
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.api_helpers import InProcessApi, api_in_process
 from webhooks.models import Delivery, Endpoint
 from webhooks.services import endpoint_create
@@ -119,9 +121,9 @@ def snapshot():
 
 @pytest.fixture
 def team_a_world(agent):
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_ananya")
-    agent_services.message_record(conversation=conversation, kind="user", text="I work from the Pune office.")
-    agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_ananya")
+    chat_record.message_record(conversation=conversation, kind="user", text="I work from the Pune office.")
+    chat_record.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
     memory_set(end_user=conversation.end_user, text="Works from the Pune office.")
     consent_set(end_user=conversation.end_user, agreed=True, source="api")
     # Paused: nothing is ever sent from these tests.

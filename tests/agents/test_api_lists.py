@@ -9,6 +9,8 @@ from rest_framework.test import APIClient
 
 from agents import services as agent_services
 from agents.models import Agent, AgentVersion, Plan
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.api_helpers import api_for
 from tests.conftest import make_team
 
@@ -90,16 +92,16 @@ def test_the_list_pages_newest_first_with_before_and_cursor(team, key):
 
 
 def test_conversation_get_has_messages_actions_and_events_oldest_first(agent, key):
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_ananya", memory=False)
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_ananya", memory=False)
     now = timezone.now()
-    agent_services.message_record(conversation=conversation, kind="user", text="Renew my plan.", now=now)
-    agent_services.message_record(
+    chat_record.message_record(conversation=conversation, kind="user", text="Renew my plan.", now=now)
+    chat_record.message_record(
         conversation=conversation, kind="tool_result", text='{"plan": "pro"}', now=now + timedelta(seconds=1)
     )
-    agent_services.action_run_record(
+    chat_record.action_run_record(
         conversation=conversation, name="renew_plan", status="succeeded", now=now + timedelta(seconds=2)
     )
-    agent_services.message_record(conversation=conversation, kind="agent", text="Done.", now=now + timedelta(seconds=3))
+    chat_record.message_record(conversation=conversation, kind="agent", text="Done.", now=now + timedelta(seconds=3))
     body = call("get", f"/conversations/{conversation.public_id}", key).json()
     assert body["id"] == conversation.public_id and body["endUserId"] == "u_ananya"
     assert body["usesMemory"] is False and body["memoryOffReason"] == "requested"

@@ -14,6 +14,7 @@ from memory.models import Memory
 from memory.store.note import NOTE_PREAMBLE
 from memory.store.services import memory_set
 from surfaces.chat import send as chat
+from surfaces.chat import start as chat_start
 from surfaces.embed.services import visitor_id_verify
 
 
@@ -70,7 +71,7 @@ def test_a_line_the_policy_refuses_never_reaches_the_chat(agent):
     Memory.objects.filter(end_user=end_user).update(
         text="Prefers email over phone.\nAPI key AKIAIOSFODNN7EXAMPLE for the account."
     )
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert "Prefers email over phone." in conversation.memory_note and "AKIA" not in conversation.memory_note
     turn = chat.conversation_send(conversation=conversation, text="Hi! Can I get my receipt?")
     assert "AKIA" not in turn.reply.text and "email you the receipt" in turn.reply.text

@@ -9,6 +9,7 @@ from django.utils import timezone
 from agents import services
 from agents.models import AgentVersion, Conversation, EndUser, Message
 from memory.models import Memory
+from surfaces.chat import start as chat_start
 
 
 def test_duplicate_memory_for_one_end_user_fails_in_the_database(agent):
@@ -32,7 +33,7 @@ def test_version_numbers_are_unique_per_agent(agent):
 
 
 def test_message_kind_is_checked_by_the_database(agent):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     with pytest.raises(IntegrityError), transaction.atomic():
         Message.objects.bulk_create(
             [Message(conversation=conversation, kind="gossip", text="x", created_at=timezone.now())]
@@ -40,7 +41,7 @@ def test_message_kind_is_checked_by_the_database(agent):
 
 
 def test_a_conversation_without_memory_can_never_be_due(agent):
-    conversation = services.conversation_start(agent=agent, external_id="u_1", memory=False)
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", memory=False)
     with pytest.raises(IntegrityError), transaction.atomic():
         Conversation.objects.filter(pk=conversation.pk).update(memory_due_at=timezone.now() + timedelta(minutes=5))
 

@@ -6,6 +6,7 @@ from agents import services
 from agents.errors import AppError, InvalidConfig
 from agents.models import AgentDraft, AgentVersion, Plan
 from memory.store.settings import DEFAULT_MEMORY_SETTINGS
+from surfaces.chat import start as chat_start
 
 
 def test_a_new_agent_has_version_1_with_every_memory_setting_at_its_default(team):
@@ -40,12 +41,12 @@ def test_draft_changes_wait_for_publish_which_makes_the_next_numbered_version(ag
 
 
 def test_a_chat_keeps_the_version_it_started_on(agent, user):
-    conversation = services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     services.agent_update(agent=agent, changes={"memorySettings": {"quietMinutes": 60}})
     conversation.refresh_from_db()
     assert conversation.version.number == 1
     assert conversation.version.config["memorySettings"]["quietMinutes"] == 15
-    later = services.conversation_start(agent=agent, external_id="u_1")
+    later = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert later.version.number == 2
 
 

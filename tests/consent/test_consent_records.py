@@ -11,6 +11,7 @@ from agents.errors import AppError
 from consent.models import Consent
 from consent.selectors import consent_state
 from consent.services import consent_set
+from surfaces.chat import start as chat_start
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def end_user(agent):
 
 def test_no_answer_yet_has_no_state_and_memory_stays_off(agent, end_user):
     assert consent_state(end_user) is None
-    assert agent_services.conversation_start(agent=agent, external_id="u_1").memory_off_reason == "consent"
+    assert chat_start.conversation_start(agent=agent, external_id="u_1").memory_off_reason == "consent"
 
 
 @pytest.mark.parametrize("source", ["chat_prompt", "site_step", "api"])
@@ -40,11 +41,11 @@ def test_a_no_keeps_memory_off_until_a_new_yes(agent, end_user):
     consent_set(end_user=end_user, agreed=False, source="site_step")
     state = consent_state(end_user)
     assert state["agreedAt"] is None and state["declinedAt"] and state["source"] == "site_step"
-    assert agent_services.conversation_start(agent=agent, external_id="u_1").memory_off_reason == "consent"
+    assert chat_start.conversation_start(agent=agent, external_id="u_1").memory_off_reason == "consent"
     later = timezone.now() + timedelta(minutes=1)
     consent_set(end_user=end_user, agreed=True, source="chat_prompt", now=later)
     assert consent_state(end_user) == {"agreedAt": later.isoformat(), "declinedAt": None, "source": "chat_prompt"}
-    assert agent_services.conversation_start(agent=agent, external_id="u_1").uses_memory
+    assert chat_start.conversation_start(agent=agent, external_id="u_1").uses_memory
 
 
 @pytest.mark.parametrize("source", ["", "email", None, "CHAT_PROMPT"])
@@ -60,10 +61,10 @@ def test_consent_is_per_agent_and_end_user(agent, team, end_user):
         team=team, name="Sales", config={"memorySettings": {"on": True, "askFirst": True}}
     )
     consent_set(end_user=end_user, agreed=True, source="chat_prompt")
-    assert agent_services.conversation_start(agent=agent, external_id="u_1").uses_memory
+    assert chat_start.conversation_start(agent=agent, external_id="u_1").uses_memory
     # The same person id on another agent has not said yes there.
-    assert agent_services.conversation_start(agent=other_agent, external_id="u_1").memory_off_reason == "consent"
-    assert agent_services.conversation_start(agent=agent, external_id="u_2").memory_off_reason == "consent"
+    assert chat_start.conversation_start(agent=other_agent, external_id="u_1").memory_off_reason == "consent"
+    assert chat_start.conversation_start(agent=agent, external_id="u_2").memory_off_reason == "consent"
 
 
 def test_erasing_the_end_user_removes_their_consent(end_user):

@@ -12,6 +12,8 @@ from agents import services as agent_services
 from memory.models import Memory
 from memory.store import services
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 
 # Three days ago at 09:00: chats are in the past of every run that reads them.
 T0 = (timezone.now() - timedelta(days=3)).replace(hour=9, minute=0, second=0, microsecond=0)
@@ -19,16 +21,16 @@ T0 = (timezone.now() - timedelta(days=3)).replace(hour=9, minute=0, second=0, mi
 
 def chat(agent, external_id, turns, *, start=T0, memory=True, project=""):
     """A conversation: ("user"|"agent"|..., text) or ("action", name, status), a minute apart."""
-    conversation = agent_services.conversation_start(
+    conversation = chat_start.conversation_start(
         agent=agent, external_id=external_id, memory=memory, project=project, now=start
     )
     at = start
     for turn in turns:
         at += timedelta(minutes=1)
         if turn[0] == "action":
-            agent_services.action_run_record(conversation=conversation, name=turn[1], status=turn[2], now=at)
+            chat_record.action_run_record(conversation=conversation, name=turn[1], status=turn[2], now=at)
         else:
-            agent_services.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
+            chat_record.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
     return conversation, at
 
 

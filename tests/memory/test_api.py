@@ -14,6 +14,8 @@ from memory.store import services
 from memory.store.selectors import api_memory_read, memories_page
 from memory.writer.run import run_quiet_window
 from surfaces.api.memory import MemoryOut, api_output
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.api_helpers import api_in_process
 
 pytestmark = pytest.mark.django_db
@@ -33,11 +35,9 @@ def base(agent):
 
 def chat(agent, external_id, texts, *, at=None, memory=True):
     at = at or timezone.now() - timedelta(hours=2)
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
+    conversation = chat_start.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
     for i, text in enumerate(texts):
-        agent_services.message_record(
-            conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1)
-        )
+        chat_record.message_record(conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1))
     return conversation
 
 
@@ -226,7 +226,7 @@ def test_consent_sets_and_clears_agreed_at_and_opens_memory_with_ask_first(api, 
 
 def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, base, agent, team):
     conversation = chat(agent, "u_ananya", ["I work from the Pune office."])
-    agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
+    chat_record.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
     api.put(f"{base}/u_ananya/memory", {"text": "Works from the Pune office."})
     api.post(f"{base}/u_ananya/consent", {"agreed": True})
     other_agent = agent_services.agent_create(team=team, name="Sales", config={"memorySettings": {"on": True}})
@@ -269,7 +269,7 @@ def test_erase_removes_the_memory_and_every_row_about_them_on_that_agent(api, ba
 def test_the_read_counts_conversations_with_a_message_and_shows_the_last_run(api, base, agent):
     chat(agent, "u_ananya", ["I work from the Pune office."])
     chat(agent, "u_ananya", ["Please email me, I prefer email over phone."], memory=False)
-    agent_services.conversation_start(agent=agent, external_id="u_ananya")  # no message: not counted
+    chat_start.conversation_start(agent=agent, external_id="u_ananya")  # no message: not counted
     end_user = EndUser.objects.get(external_id="u_ananya")
     run_quiet_window(end_user_id=end_user.pk, now=timezone.now())
     body = api.get(f"{base}/u_ananya/memory").body

@@ -14,6 +14,8 @@ from consent.models import Consent
 from consent.services import consent_set
 from memory.models import Memory
 from memory.store import services
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.api_helpers import api_for
 
 pytestmark = pytest.mark.django_db
@@ -32,11 +34,9 @@ def call(method, path, key, data=None):
 
 def chat(agent, external_id, texts, *, memory=True, at=None):
     at = at or timezone.now() - timedelta(hours=1)
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
+    conversation = chat_start.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
     for i, text in enumerate(texts):
-        agent_services.message_record(
-            conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1)
-        )
+        chat_record.message_record(conversation=conversation, kind="user", text=text, now=at + timedelta(seconds=i + 1))
     return conversation
 
 
@@ -127,8 +127,8 @@ def test_their_conversations_newest_first_and_404_for_someone_never_met(agent, k
 
 def test_the_export_holds_everything_kept_about_them_on_that_agent(agent, key):
     conversation = chat(agent, "u_ananya", ["I work from the Pune office."])
-    agent_services.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
-    agent_services.message_record(conversation=conversation, kind="web_page", text="pricing page")
+    chat_record.action_run_record(conversation=conversation, name="renew_plan", status="succeeded")
+    chat_record.message_record(conversation=conversation, kind="web_page", text="pricing page")
     end_user = conversation.end_user
     services.memory_set(end_user=end_user, text="Works from the Pune office.")
     consent_set(end_user=end_user, agreed=True, source="api")

@@ -16,6 +16,7 @@ from memory.store.end_user_requests import REPLIES, recognise
 from memory.store.services import memory_set
 from memory.writer.sweep import memory_sweep
 from surfaces.chat import send as chat
+from surfaces.chat import start as chat_start
 
 LINES = [
     "Prefers email over phone.",
@@ -44,7 +45,7 @@ def request_runs(end_user):
 
 def test_stop_remembering_me_stops_the_memory_and_says_so(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert "Prefers email over phone." in conversation.memory_note
     turn = chat.conversation_send(conversation=conversation, text="Please stop remembering me.")
     assert turn.handled_as_request
@@ -58,13 +59,13 @@ def test_stop_remembering_me_stops_the_memory_and_says_so(agent):
     conversation.refresh_from_db()
     assert conversation.memory_note == ""
     assert "<memory>" not in chat.system_prompt(conversation)
-    later = agent_services.conversation_start(agent=agent, external_id="u_1")
+    later = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert (later.uses_memory, later.memory_off_reason) == (False, "stopped")
 
 
 def test_nothing_said_after_stopping_is_kept(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     start = timezone.now()
     chat.conversation_send(conversation=conversation, text="stop remembering me", now=start)
     chat.conversation_send(
@@ -91,7 +92,7 @@ def test_nothing_said_after_stopping_is_kept(agent):
 )
 def test_plain_english_variants_of_stop(agent, text):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text=text)
     assert turn.handled_as_request
     assert Memory.objects.get(end_user=end_user).stopped_at is not None
@@ -108,7 +109,7 @@ def test_plain_english_variants_of_stop(agent, text):
 )
 def test_spanish_and_hindi_stop_and_the_reply_is_in_their_language(agent, text, lang_word):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text=text)
     assert lang_word in turn.reply.text
     assert Memory.objects.get(end_user=end_user).stopped_at is not None
@@ -116,7 +117,7 @@ def test_spanish_and_hindi_stop_and_the_reply_is_in_their_language(agent, text, 
 
 def test_asking_to_stop_twice_says_it_already_stopped(agent):
     remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     chat.conversation_send(conversation=conversation, text="stop remembering me")
     turn = chat.conversation_send(conversation=conversation, text="stop remembering me")
     assert "already stopped" in turn.reply.text
@@ -127,7 +128,7 @@ def test_asking_to_stop_twice_says_it_already_stopped(agent):
 
 def test_forget_removes_the_matching_line_says_what_and_leaves_an_audit_row(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text="Forget that I work from Pune")
     assert turn.handled_as_request
     assert turn.reply.text == 'Done. I\'ve removed this from what I remember about you: "Works from the Pune office."'
@@ -140,7 +141,7 @@ def test_forget_removes_the_matching_line_says_what_and_leaves_an_audit_row(agen
 
 def test_remove_what_you_know_about_removes_every_line_about_it(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text="Please remove what you know about my plan")
     assert '"Might move to the annual plan (said once, 3 Nov)."' in turn.reply.text
     assert '"Renewed the plan on 3 Nov."' in turn.reply.text
@@ -155,7 +156,7 @@ def test_a_forgotten_line_does_not_come_back_from_what_was_said_before(agent):
     forgetful = remembered(agent, "u_1", lines=["Prefers email over phone."])
     control = remembered(agent, "u_2", lines=["Prefers email over phone."])
     for external_id, end_user in (("u_1", forgetful), ("u_2", control)):
-        conversation = agent_services.conversation_start(agent=agent, external_id=external_id, now=start)
+        conversation = chat_start.conversation_start(agent=agent, external_id=external_id, now=start)
         chat.conversation_send(
             conversation=conversation, text="I work from the Pune office.", now=start + timedelta(minutes=1)
         )
@@ -173,14 +174,14 @@ def test_a_forgotten_line_does_not_come_back_from_what_was_said_before(agent):
 
 def test_forget_with_nothing_matching_says_so_and_keeps_every_line(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text="forget that I live in Paris")
     assert turn.handled_as_request and "nothing to remove" in turn.reply.text
     assert lines_of(end_user) == LINES and request_runs(end_user) == []
 
 
 def test_forget_with_no_memory_at_all_says_so(agent):
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_new")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_new")
     turn = chat.conversation_send(conversation=conversation, text="forget that I work from Pune")
     assert turn.reply.text.startswith("I don't remember anything about you, so there was nothing to remove.")
     assert not Memory.objects.get().is_present  # absent to every reader: no line, not stopped
@@ -188,7 +189,7 @@ def test_forget_with_no_memory_at_all_says_so(agent):
 
 def test_a_bare_forget_that_matches_nothing_is_ordinary_chat(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text="forget the receipt, just tell me the price")
     assert not turn.handled_as_request
     assert lines_of(end_user) == LINES
@@ -196,7 +197,7 @@ def test_a_bare_forget_that_matches_nothing_is_ordinary_chat(agent):
 
 def test_spanish_forget(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text="Olvida que trabajo en Pune")
     assert turn.reply.text.startswith("Hecho. He quitado esto") and "Pune" in turn.reply.text
     assert "Works from the Pune office." not in lines_of(end_user)
@@ -207,7 +208,7 @@ def test_spanish_forget(agent):
 
 def test_what_do_you_remember_shows_the_lines(agent):
     remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     turn = chat.conversation_send(conversation=conversation, text="What do you remember about me?")
     assert turn.handled_as_request
     for line in LINES:
@@ -216,7 +217,7 @@ def test_what_do_you_remember_shows_the_lines(agent):
 
 
 def test_what_do_you_remember_when_there_is_nothing_or_it_was_stopped(agent):
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert chat.conversation_send(conversation=conversation, text="what do you know about me?").reply.text == (
         "I don't remember anything about you yet."
     )
@@ -229,7 +230,7 @@ def test_what_do_you_remember_when_there_is_nothing_or_it_was_stopped(agent):
 
 def test_hindi_and_spanish_what_do_you_remember(agent):
     remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     hindi = chat.conversation_send(conversation=conversation, text="आपको मेरे बारे में क्या याद है?").reply.text
     spanish = chat.conversation_send(conversation=conversation, text="¿Qué recuerdas de mí?").reply.text
     assert hindi.startswith("मुझे आपके बारे में यह याद है") and "- Prefers email over phone." in hindi
@@ -240,7 +241,7 @@ def test_a_line_the_policy_refuses_is_never_quoted_back(agent):
     end_user = remembered(agent)
     # A row written before the guards existed: only a direct write can hold such a line.
     Memory.objects.filter(end_user=end_user).update(text="Prefers email over phone.\nCard 4111 1111 1111 1111 on file.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     shown = chat.conversation_send(conversation=conversation, text="what do you remember about me?").reply.text
     assert "4111" not in shown and "- Prefers email over phone." in shown and "can't repeat here" in shown
     removed = chat.conversation_send(conversation=conversation, text="forget my card on file").reply.text
@@ -253,7 +254,7 @@ def test_a_line_the_policy_refuses_is_never_quoted_back(agent):
 
 def test_requests_work_when_memory_is_off_for_the_conversation(agent):
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", memory=False)
     assert not conversation.uses_memory
     shown = chat.conversation_send(conversation=conversation, text="what do you remember about me").reply.text
     assert (
@@ -268,7 +269,7 @@ def test_requests_work_when_memory_is_off_for_the_conversation(agent):
 def test_requests_work_when_the_agent_has_memory_turned_off(agent):
     end_user = remembered(agent)
     agent_services.agent_update(agent=agent, changes={"memorySettings": {"on": False}})
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert conversation.memory_off_reason == Conversation.MemoryOff.SETTINGS
     turn = chat.conversation_send(conversation=conversation, text="stop remembering me")
     assert turn.handled_as_request and Memory.objects.get(end_user=end_user).stopped_at is not None
@@ -293,7 +294,7 @@ def test_requests_work_when_the_agent_has_memory_turned_off(agent):
 def test_ordinary_messages_are_not_requests(agent, text):
     assert recognise(text) is None
     end_user = remembered(agent)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     if len(text) <= 4000:
         turn = chat.conversation_send(conversation=conversation, text=text)
         assert not turn.handled_as_request

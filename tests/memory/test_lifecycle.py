@@ -25,7 +25,9 @@ from memory.store.end_user_requests import recognise
 from memory.tools import apply
 from memory.writer import run as writer
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import record as chat_record
 from surfaces.chat import send as chat
+from surfaces.chat import start as chat_start
 
 FACTS = {
     "pune": "Works from the Pune office.",
@@ -70,11 +72,11 @@ T0 = (timezone.now() - timedelta(days=200)).replace(microsecond=0)
 
 def say(agent, external_id, *texts, at, memory=True):
     """A chat of the person's own messages, a minute apart from `at`. Returns (conversation, last)."""
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
+    conversation = chat_start.conversation_start(agent=agent, external_id=external_id, memory=memory, now=at)
     last = at
     for text in texts:
         last += timedelta(minutes=1)
-        agent_services.message_record(conversation=conversation, kind="user", text=text, now=last)
+        chat_record.message_record(conversation=conversation, kind="user", text=text, now=last)
     return conversation, last
 
 
@@ -126,7 +128,7 @@ def test_try_never_replays_chats_from_before_a_delete_expiry_or_forget(agent, en
     services.memory_retention_sweep(now=last + timedelta(days=120))
     _, later = say(agent, "u_1", "I'm allergic to peanuts, please email me.", at=last + timedelta(days=121))
     sweep(later + timedelta(hours=1))
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=later + timedelta(hours=2))
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", now=later + timedelta(hours=2))
     chat.conversation_send(
         conversation=conversation, text="forget that I prefer email", now=later + timedelta(hours=2, minutes=1)
     )
@@ -254,7 +256,7 @@ def test_a_stop_inside_a_longer_message_is_answered_before_any_model(agent, monk
     monkeypatch.setattr(chat, "get_engine", no_model)
     end_user = end_user_of(agent, "u_1")
     services.memory_set(end_user=end_user, text="Speaks Hindi.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     request = recognise(text)
     assert request is not None and (request.kind, request.lang) == ("stop", lang)
     turn = chat.conversation_send(conversation=conversation, text=text)
@@ -294,7 +296,7 @@ def test_a_forget_or_show_can_be_one_sentence_of_a_longer_message(agent, text, k
         assert (request.kind, request.subject) == (kind, subject)
     if kind == "forget":
         services.memory_set(end_user=end_user_of(agent, "u_1"), text="Works from the Pune office.\nSpeaks Hindi.")
-        conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+        conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
         assert chat.conversation_send(conversation=conversation, text=text).handled_as_request
         assert lines(agent, "u_1") == ["Speaks Hindi."]
 
@@ -305,20 +307,20 @@ def test_a_forget_or_show_can_be_one_sentence_of_a_longer_message(agent, text, k
 @pytest.mark.parametrize("start", [{"memory": False}, {"project": "prj_1"}])
 def test_what_do_you_remember_in_a_chat_without_memory_lists_nothing(agent, start):
     services.memory_set(end_user=end_user_of(agent, "u_1"), text="Works from the Pune office.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", **start)
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", **start)
     reply = chat.conversation_send(conversation=conversation, text="What do you remember about me?").reply.text
     assert "Pune" not in reply and "does not use memory" in reply and "stop remembering me" in reply
 
 
 def test_a_chat_without_memory_tells_its_agent_so_and_the_offline_agent_answers_it(agent):
     services.memory_set(end_user=end_user_of(agent, "u_1"), text="Works from the Pune office.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", memory=False)
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", memory=False)
     assert "This chat does not use memory" in chat.system_prompt(conversation)
     reply = chat.conversation_send(
         conversation=conversation, text="Hey, do you remember anything about me from before?"
     ).reply.text
     assert "does not use memory" in reply and "Pune" not in reply
-    with_memory = agent_services.conversation_start(agent=agent, external_id="u_1")
+    with_memory = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert "does not use memory" not in chat.system_prompt(with_memory)
 
 
@@ -343,7 +345,7 @@ def test_the_next_turn_of_an_open_chat_sees_a_stop_or_delete_and_costs_no_memory
     monkeypatch.setattr(chat, "get_engine", lambda: replier)
     end_user = end_user_of(agent, "u_1")
     services.memory_set(end_user=end_user, text="Works from the Pune office.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     chat.conversation_send(conversation=Conversation.objects.get(pk=conversation.pk), text="Hello")
     assert "Pune" in replier.systems[-1]
     # A turn when nothing changed: how many queries a turn costs, none of them on the memory.
@@ -444,11 +446,11 @@ def test_a_malformed_answer_reads_nothing_and_is_retried(agent, monkeypatch, ans
 
 
 def test_a_forget_keeps_everything_else_said_in_that_chat(agent, engine):
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=T0)
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", now=T0)
     for minute, text in enumerate(
         ["I work from the Pune office.", "Please email me, never call.", "I also speak Hindi."], 1
     ):
-        agent_services.message_record(
+        chat_record.message_record(
             conversation=conversation, kind="user", text=text, now=T0 + timedelta(minutes=minute)
         )
     turn = chat.conversation_send(
@@ -456,7 +458,7 @@ def test_a_forget_keeps_everything_else_said_in_that_chat(agent, engine):
     )
     assert turn.handled_as_request
     chat_after = T0 + timedelta(minutes=5)
-    agent_services.message_record(conversation=conversation, kind="user", text="Thanks!", now=chat_after)
+    chat_record.message_record(conversation=conversation, kind="user", text="Thanks!", now=chat_after)
     sweep(chat_after + timedelta(hours=1))
     assert sorted(lines(agent, "u_1")) == sorted([FACTS["email"], FACTS["hindi"]])
     memory = Memory.objects.get()

@@ -35,6 +35,7 @@ from memory.tools import apply
 from memory.writer import run as writer
 from memory.writer import sweep as writer_sweep
 from surfaces.chat import send as chat
+from surfaces.chat import start as chat_start
 
 USERS = ("u_a", "u_b")
 ALLERGY = "Allergic to peanuts."
@@ -134,7 +135,7 @@ class World:
     def chat(self, u, word, new_chat, memory_flag):
         conversation = self.open.get(u)
         if new_chat or conversation is None:
-            conversation = agent_services.conversation_start(
+            conversation = chat_start.conversation_start(
                 agent=self.agent, external_id=u, memory=memory_flag, now=self.now
             )
             self.open[u] = conversation
@@ -175,7 +176,7 @@ class World:
         self.barrier[u] = self.now
 
     def forget(self, u, word):
-        conversation = agent_services.conversation_start(agent=self.agent, external_id=u, now=self.now)
+        conversation = chat_start.conversation_start(agent=self.agent, external_id=u, now=self.now)
         self.tick()
         chat.conversation_send(conversation=conversation, text=FORGET[word], now=self.now)
         memory = self.memory(u)

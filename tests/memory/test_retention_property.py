@@ -27,6 +27,8 @@ from memory.models import Memory
 from memory.store import services
 from memory.store.commit import memory_commit, memory_locked
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 
 USERS = ("u_a", "u_b")
 KEEP_FOR_DAYS = 60
@@ -120,9 +122,9 @@ class World:
         self.texts[u] = text
 
     def chat(self, u):
-        conversation = agent_services.conversation_start(agent=self.agent, external_id=u, now=self.now)
+        conversation = chat_start.conversation_start(agent=self.agent, external_id=u, now=self.now)
         self.tick()
-        agent_services.message_record(conversation=conversation, kind="user", text=PUNE, now=self.now)
+        chat_record.message_record(conversation=conversation, kind="user", text=PUNE, now=self.now)
         self.tick(61)  # past the quiet window (60 minutes by default)
         writer_sweep.memory_sweep(now=self.now, run_inline=True)  # the real writer, where memory is in use
         memory = self.memory(u)

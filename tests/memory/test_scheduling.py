@@ -15,6 +15,8 @@ from agents import services as agent_services
 from memory.models import Memory
 from memory.store.services import memory_retention_sweep, memory_set
 from ops.schedules import schedules_ensure
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.cluster import start_cluster, stop_cluster
 
 
@@ -48,10 +50,8 @@ def test_the_sweep_finds_due_work_through_an_index(agent):
 
 def test_memory_sweep_command_reads_as_of_a_time(agent, capsys):
     start = timezone.now() - timedelta(hours=2)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1", now=start)
-    agent_services.message_record(
-        conversation=conversation, kind="user", text="I work from the Pune office.", now=start
-    )
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1", now=start)
+    chat_record.message_record(conversation=conversation, kind="user", text="I work from the Pune office.", now=start)
     call_command("memory_sweep", "--as-of", (start + timedelta(minutes=5)).isoformat())
     assert not Memory.objects.filter(text__contains="Pune").exists()
     call_command("memory_sweep", "--as-of", (start + timedelta(minutes=16)).isoformat())
@@ -92,8 +92,8 @@ def test_a_real_cluster_runs_the_quiet_window_from_its_schedule(agent, tmp_path)
     schedules_ensure()
     Schedule.objects.filter(name="memory-quiet-sweep").update(next_run=timezone.now() - timedelta(seconds=1))
     start = timezone.now() - timedelta(minutes=30)
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_cluster", now=start)
-    agent_services.message_record(
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_cluster", now=start)
+    chat_record.message_record(
         conversation=conversation, kind="user", text="Please email me, I prefer email over phone.", now=start
     )
     cluster, log = start_cluster(tmp_path / "qcluster.log")

@@ -16,6 +16,7 @@ from memory.guards.instructions import DEFAULT_INSTRUCTIONS
 from memory.models import Memory, MemoryRun
 from memory.store import services
 from memory.store.note import render_note
+from surfaces.chat import start as chat_start
 from tests.conftest import make_team
 from tests.memory.seed import remembered
 
@@ -138,7 +139,7 @@ def test_the_note_preview_is_exactly_what_a_new_chat_receives(member_client, age
         reverse("memory:note", args=[agent.public_id]) + "?note_for=u_ananya", HTTP_HX_REQUEST="true"
     )
     shown = response.content.decode().split('data-testid="note-text">')[1].split("</pre>")[0]
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_ananya")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_ananya")
     assert conversation.memory_note
     assert shown.replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">") == conversation.memory_note
     # On the tab the newest change is previewed by default.
@@ -309,7 +310,7 @@ def test_versions_compare_any_two_and_restoring_makes_the_draft(member_client, a
 
 def test_every_memory_url_is_404_for_another_team_and_changes_nothing(agent, other_team):
     memory = remembered(agent, "u_1", "Prefers email over phone.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     consent_set(end_user=memory.end_user, agreed=True, source="api")
     pid, eu = agent.public_id, memory.end_user_id
     client = Client()

@@ -16,6 +16,7 @@ from memory import guards as policy
 from memory.models import Memory, MemoryRun
 from memory.store import services
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import start as chat_start
 from tests.memory.seed import T0, chat, chat_and_remember, remembered
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -287,9 +288,9 @@ def test_a_line_is_added_through_the_same_guards(member_client, agent):
 def test_people_includes_everyone_with_chats_and_filters(member_client, agent):
     remembered(agent, "u_kept", "Prefers email over phone.")
     emptied = remembered(agent, "u_emptied", "Speaks Hindi.")
-    agent_services.conversation_start(agent=agent, external_id="u_emptied")
+    chat_start.conversation_start(agent=agent, external_id="u_emptied")
     services.memory_delete(end_user=emptied.end_user)
-    agent_services.conversation_start(agent=agent, external_id="u_chat_only")
+    chat_start.conversation_start(agent=agent, external_id="u_chat_only")
     stopped = remembered(agent, "u_stopped", "Speaks Hindi.")
     services.memory_stop(end_user=stopped.end_user)
     consent_set(end_user=emptied.end_user, agreed=False, source="api")
@@ -317,7 +318,7 @@ def test_a_chat_switched_off_midway_says_when(member_client, agent):
     from surfaces.embed.services import conversation_memory_switch_off
 
     remembered(agent, "u_1", "Prefers email over phone.")
-    conversation = agent_services.conversation_start(agent=agent, external_id="u_1")
+    conversation = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert conversation.uses_memory
     conversation_memory_switch_off(conversation=conversation)
     page = member_client.get(

@@ -12,6 +12,8 @@ from memory.models import Memory, MemoryRun
 from memory.store import services
 from memory.writer import run as writer
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.fake_openai import chat_json
 from tests.memory import seed
 
@@ -193,7 +195,7 @@ def test_a_chat_that_pauses_and_resumes_is_read_in_parts_each_once(agent, openai
     conversation, last = chat(agent, "u_1", [("user", "part one")])
     writer_sweep.memory_sweep(now=last + timedelta(minutes=16), run_inline=True)
     later = last + timedelta(minutes=40)
-    agent_services.message_record(conversation=conversation, kind="user", text="part two", now=later)
+    chat_record.message_record(conversation=conversation, kind="user", text="part two", now=later)
     writer_sweep.memory_sweep(now=later + timedelta(minutes=16), run_inline=True)
     bodies = [r["json"]["messages"][1]["content"] for r in openai_engine.requests]
     assert len(bodies) == 2
@@ -229,7 +231,7 @@ def test_a_stopped_memory_is_never_written(agent):
     memory = Memory.objects.get(end_user=end_user)
     assert memory.text == "" and memory.stopped_at is not None
     # New chats start without memory, so they are never read either.
-    later = agent_services.conversation_start(agent=agent, external_id="u_1")
+    later = chat_start.conversation_start(agent=agent, external_id="u_1")
     assert not later.uses_memory and later.memory_off_reason == "stopped"
 
 

@@ -21,6 +21,8 @@ from memory.store import services
 from memory.writer import batch as writer_batch
 from memory.writer import run as writer
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 
 SAID = [
     "I work from the Pune office.",
@@ -46,15 +48,15 @@ def agents_pair(team, user):
 
 
 def chat(agent, external_id, texts, *, at, action=None):
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, now=at)
+    conversation = chat_start.conversation_start(agent=agent, external_id=external_id, now=at)
     for text in texts:
         at += timedelta(seconds=30)
-        agent_services.message_record(conversation=conversation, kind="user", text=text, now=at)
-        agent_services.message_record(
+        chat_record.message_record(conversation=conversation, kind="user", text=text, now=at)
+        chat_record.message_record(
             conversation=conversation, kind="agent", text="Noted.", now=at + timedelta(seconds=1)
         )
     if action:
-        agent_services.action_run_record(conversation=conversation, name="renew_plan", status=action, now=at)
+        chat_record.action_run_record(conversation=conversation, name="renew_plan", status=action, now=at)
     return conversation.end_user_id, at
 
 
@@ -272,7 +274,7 @@ def test_a_tie_on_updated_at_with_another_process_is_committed_again(team, user,
     writer_batch.run_quiet_windows(end_user_ids=ids, now=T0 + timedelta(hours=1))  # their memories exist
     for i in range(3):
         chat(agent, f"u{i}", SAID[(i + 3) % 6 : (i + 3) % 6 + 1], at=T0 + timedelta(hours=1, minutes=1))
-    other = agent_services.conversation_start(agent=agent, external_id="other", now=T0).end_user
+    other = chat_start.conversation_start(agent=agent, external_id="other", now=T0).end_user
     services.memory_set(end_user=other, text="Uses the web app.", now=T0)
     now = T0 + timedelta(hours=2)
     holding, release = threading.Event(), threading.Event()

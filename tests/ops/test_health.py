@@ -11,18 +11,19 @@ from django.utils import timezone
 from django_q.brokers import get_broker
 from django_q.signing import SignedPackage
 
-from agents import services as agent_services
 from memory.models import ApplyJob, Memory, TrialJob
 from memory.writer.sweep import memory_sweep
 from ops.health import task_health
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.cluster import start_cluster, stop_cluster
 from tests.ops.redis_helpers import manage, model_env, wait_for, writer_answer
 
 
 def make_due(agent, external_id, minutes_ago=30):
     start = timezone.now() - timedelta(minutes=minutes_ago)
-    conversation = agent_services.conversation_start(agent=agent, external_id=external_id, now=start)
-    agent_services.message_record(conversation=conversation, kind="user", text="I prefer email over phone.", now=start)
+    conversation = chat_start.conversation_start(agent=agent, external_id=external_id, now=start)
+    chat_record.message_record(conversation=conversation, kind="user", text="I prefer email over phone.", now=start)
     return conversation
 
 

@@ -9,9 +9,10 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from agents import services as agent_services
 from ops.logs import JsonFormatter, ReadableFormatter
 from ops.signals import task_finished, task_started
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 
 
 def capture(formatter):
@@ -75,10 +76,8 @@ def test_memory_run_lines_carry_the_agent_and_counts_never_words(agent):
     stream, done = capture(JsonFormatter())
     start = timezone.now() - timedelta(minutes=30)
     try:
-        conversation = agent_services.conversation_start(agent=agent, external_id="person@example.com", now=start)
-        agent_services.message_record(
-            conversation=conversation, kind="user", text="I prefer email over phone.", now=start
-        )
+        conversation = chat_start.conversation_start(agent=agent, external_id="person@example.com", now=start)
+        chat_record.message_record(conversation=conversation, kind="user", text="I prefer email over phone.", now=start)
         from memory.writer.sweep import memory_sweep
 
         memory_sweep(run_inline=True)

@@ -10,9 +10,10 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from agents import services as agent_services
 from memory.writer.sweep import memory_sweep
 from ops import counters
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.fake_openai import chat_json
 
 
@@ -77,8 +78,8 @@ def test_metrics_count_chats_runs_drops_and_model_calls_without_words_or_ids(age
     start = timezone.now() - timedelta(minutes=30)
     secret_words = "Lives at 14 Juniper Lane and prefers email"
     for n in range(2):
-        conversation = agent_services.conversation_start(agent=agent, external_id=f"person-{n}@example.com", now=start)
-        agent_services.message_record(conversation=conversation, kind="user", text=secret_words, now=start)
+        conversation = chat_start.conversation_start(agent=agent, external_id=f"person-{n}@example.com", now=start)
+        chat_record.message_record(conversation=conversation, kind="user", text=secret_words, now=start)
     calls = []
 
     def answer(body):  # first run: one sourced line and one citing a message it was not given; then the model is down

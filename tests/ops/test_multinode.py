@@ -15,6 +15,8 @@ from django_q.models import Task
 from agents import services as agent_services
 from agents.models import Agent
 from memory.models import ApplyJob, Memory, MemoryRun
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from tests.cluster import start_cluster, stop_cluster
 from tests.ops.redis_helpers import manage, model_env, wait_for, writer_answer
 
@@ -26,8 +28,8 @@ def make_due_end_users(agents, count):
     start = timezone.now() - timedelta(minutes=30)
     for n in range(count):
         agent = agents[n % len(agents)]
-        conversation = agent_services.conversation_start(agent=agent, external_id=f"u_{n}", now=start)
-        agent_services.message_record(
+        conversation = chat_start.conversation_start(agent=agent, external_id=f"u_{n}", now=start)
+        chat_record.message_record(
             conversation=conversation, kind="user", text="Please email me, not a call.", now=start
         )
 

@@ -11,6 +11,8 @@ from django.db import transaction
 from agents import services as agent_services
 from agents.models import Agent, Membership, Plan, Team
 from memory.writer.sweep import memory_sweep
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from surfaces.web.memory.demo import DEMO_AGENT_NAME, DEMO_TEAM_SLUG
 
 # The id every example in README.md and docs/ uses, so each works verbatim against `make run`.
@@ -140,15 +142,13 @@ class Command(BaseCommand):
         for external_id, chats in CHATS:
             for start, turns in chats:
                 at = datetime(*start, tzinfo=UTC)
-                conversation = agent_services.conversation_start(
+                conversation = chat_start.conversation_start(
                     agent=agent, external_id=external_id, source="seed", now=at
                 )
                 for turn in turns:
                     at += timedelta(minutes=1)
                     if turn[0] == "action":
-                        agent_services.action_run_record(
-                            conversation=conversation, name=turn[1], status=turn[2], now=at
-                        )
+                        chat_record.action_run_record(conversation=conversation, name=turn[1], status=turn[2], now=at)
                     else:
-                        agent_services.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
+                        chat_record.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
                 memory_sweep(now=at + timedelta(minutes=31), run_inline=True)

@@ -1,6 +1,5 @@
-"""The error codes the webhooks API answers, with their status and when: added to the API's one
-list (`surfaces.http.errors.error_codes()`) through `agents.ports.add_error_codes` in
-`WebhooksConfig.ready`."""
+"""The error codes of the webhooks app, with their status and when: merged into the API's one
+table by `surfaces.http.errors` (a plain import)."""
 
 WEBHOOK_ERROR_CODES: dict[str, tuple[int, str]] = {
     "invalid_webhook": (
