@@ -23,6 +23,7 @@ import functools
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +68,7 @@ class OfflineEngine:
     # shares its reads and writes (memory.writer.batch).
     batch_size = 25
 
-    def _handler(self, task: str):
+    def _handler(self, task: str) -> Callable[[dict], dict]:
         path = settings.AGENTNAVA_OFFLINE_RULES.get(task)
         if path is None:
             raise EngineError(f"The offline engine has no rules for {task!r}.")
@@ -97,7 +98,7 @@ class OfflineEngine:
 
 
 @functools.lru_cache(maxsize=32)
-def offline_rules(path: str):
+def offline_rules(path: str) -> Callable[[dict], dict]:
     """The offline rules at a dotted path (`settings.AGENTNAVA_OFFLINE_RULES`), imported on first use."""
     return import_string(path)
 

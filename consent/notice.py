@@ -131,13 +131,13 @@ def guidance_for(
       id in the browser (ePrivacy; India's DPDP);
     - memory on: the privacy notice and chat recording (California: CCPA/CPRA, CIPA);
     - instructions that say children may use the agent (COPPA)."""
-    topics = set(topics & {"sensitive", "emotion"})
+    applies = set(topics & {"sensitive", "emotion"})
     if decisions:
-        topics.add("decisions")
+        applies.add("decisions")
     if memory_on and not ask_first:
-        topics.add("cross_chat")
+        applies.add("cross_chat")
     if memory_on:
-        topics.add("notice")
+        applies.add("notice")
     if children:
-        topics.add("children")
-    return [row for row in GUIDANCE if row.topics & topics]
+        applies.add("children")
+    return [row for row in GUIDANCE if row.topics & applies]

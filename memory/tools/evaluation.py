@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from agents import services as agent_services
-from agents.models import AgentVersion, Conversation, Plan, Team
+from agents.models import Agent, AgentVersion, Conversation, Plan, Team
 from memory.models import Memory
 from memory.store import due
 from memory.writer.sweep import memory_sweep
@@ -73,7 +73,7 @@ def load_cases(path) -> list[dict]:
     return cases
 
 
-def replayed_conversation(*, agent, external_id: str, now) -> Conversation:
+def replayed_conversation(*, agent: Agent, external_id: str, now: datetime) -> Conversation:
     """A chat replayed on a scratch agent (memory on, the Team plan, no ask first, nobody stopped), so
     it uses memory, as `surfaces.chat.start` would decide. It gets no note: the writer never reads one."""
     end_user = agent_services.end_user_get_or_create(agent=agent, external_id=external_id)
@@ -84,13 +84,13 @@ def replayed_conversation(*, agent, external_id: str, now) -> Conversation:
     )
 
 
-def replay_message(conversation: Conversation, *, kind: str, text: str, now) -> None:
+def replay_message(conversation: Conversation, *, kind: str, text: str, now: datetime) -> None:
     """A replayed message, marked due as every chat's message is (`surfaces.chat.record`, R11)."""
     due.mark(conversation, now)
     agent_services.message_record(conversation=conversation, kind=kind, text=text, now=now)
 
 
-def replay_action(conversation: Conversation, *, name: str, status: str, now) -> None:
+def replay_action(conversation: Conversation, *, name: str, status: str, now: datetime) -> None:
     """A replayed action, marked due as every chat's action is (`surfaces.chat.record`, R11)."""
     due.mark(conversation, now)
     agent_services.action_run_record(conversation=conversation, name=name, status=status, now=now)

@@ -6,6 +6,8 @@ Every message path comes through here, so the memory writer always learns that a
 activity time in the same UPDATE (a turn with memory costs no query more than one without).
 """
 
+from datetime import datetime
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,7 +17,7 @@ from memory.store import due
 
 
 @transaction.atomic
-def message_record(*, conversation: Conversation, kind: str, text: str, now=None) -> Message:
+def message_record(*, conversation: Conversation, kind: str, text: str, now: datetime | None = None) -> Message:
     """Record one message of any kind (`agents.services.message_record`) and mark the conversation
     due when its quiet window ends."""
     now = now or timezone.now()
@@ -24,7 +26,7 @@ def message_record(*, conversation: Conversation, kind: str, text: str, now=None
 
 
 @transaction.atomic
-def action_run_record(*, conversation: Conversation, name: str, status: str, now=None) -> ActionRun:
+def action_run_record(*, conversation: Conversation, name: str, status: str, now: datetime | None = None) -> ActionRun:
     """Record an action that ran (`agents.services.action_run_record`) and mark the conversation due
     when its quiet window ends."""
     now = now or timezone.now()

@@ -7,6 +7,8 @@ consent's ask-first gate (`consent.services.consent_gate`), then memory's stoppe
 row once and the note reuses it, so a start with memory costs one indexed read more than one without.
 """
 
+from datetime import datetime
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,9 +34,9 @@ def memory_decision(
         return MemoryDecision(False, reason)
     settings = version.config["memorySettings"]
     for gate in GATES:
-        reason = gate(agent=agent, end_user=end_user, settings=settings, source=source)
-        if reason:
-            return MemoryDecision(False, reason)
+        gate_reason = gate(agent=agent, end_user=end_user, settings=settings, source=source)
+        if gate_reason:
+            return MemoryDecision(False, gate_reason)
     return MemoryDecision(True, "")
 
 
@@ -46,7 +48,7 @@ def conversation_open(
     decision: MemoryDecision,
     project: str = "",
     source: str,
-    now=None,
+    now: datetime | None = None,
 ) -> Conversation:
     """Save a conversation whose decision is made; with memory, its note is the memory as it is now."""
     note = note_at_start(end_user) if decision.uses_memory else ""
@@ -71,7 +73,7 @@ def conversation_start(
     project: str = "",
     switch_on: bool = True,
     source: str = "api",
-    now=None,
+    now: datetime | None = None,
 ) -> Conversation:
     """Start a conversation on the agent's published version: the end user found or made, the
     memory decision made once, and with memory the note built from the memory as it is now."""
