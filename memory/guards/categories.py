@@ -119,7 +119,8 @@ def _names_someone(v: View) -> bool:
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:
     """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
     found = _INDEX.codes_in(v.folded)
-    tokens = prefixes = low = None
+    low = prefixes = None
+    tokens = v.words  # found once per line
     if "other_people" not in found and "other_people" not in opened and _names_someone(v):
         found.add("other_people")
     for code in order:
@@ -128,13 +129,12 @@ def category_of(v: View, order, opened: frozenset[str]) -> str | None:
         if code in found:
             return code
         for pattern, needs, starts, literals in _PATTERNS.get(code, ()):
-            if needs is not None or starts is not None:
-                if tokens is None:
-                    tokens = set(_PLAIN_TOKEN.findall(v.folded))
+            if needs is not None and needs.isdisjoint(tokens):
+                continue
+            if starts is not None:
+                if prefixes is None:
                     prefixes = {token[:n] for token in tokens for n in range(2, len(token) + 1)}
-                if needs is not None and needs.isdisjoint(tokens):
-                    continue
-                if starts is not None and starts.isdisjoint(prefixes):
+                if starts.isdisjoint(prefixes):
                     continue
             if literals is not None:
                 # A match starts with one of these: a line holding none of them is not searched.

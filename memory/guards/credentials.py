@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from memory.guards.text import _LEET as _LEET_TABLE
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
-from memory.guards.vocabulary import UNSPACED, cue_pattern, is_unspaced, vocabulary, word_alternation
+from memory.guards.vocabulary import CueGate, cue_pattern, is_unspaced, vocabulary, word_alternation
 
 _V = vocabulary().credentials
 _STRONG = word_alternation(_V["strong"])
@@ -401,6 +401,11 @@ _SEED_ALONE = 12  # words of one BIP-39 list in a row: a seed phrase whatever is
 _SEED_NEAR_CUE = 6  # in a row beside a seed word ("wallet", "recovery phrase", ...)
 _SEED_CUES = re.compile(cue_pattern(_V["seed_cues"]))
 _TOTP_CUES = re.compile(cue_pattern(_V["totp_cues"]))
+_SEED_GATE = CueGate(_V["seed_cues"])
+_TOTP_GATE = CueGate(_V["totp_cues"])
+_SECRET_GATE = CueGate(_V["strong"] + _V["weak"])
+_QUESTION_GATE = CueGate(_V["security_questions"])
+_LOGIN_GATE = CueGate(_V["login"])
 _BASE32_KEY = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \-]?){3,15}[A-Za-z2-7]{4,}=*(?![A-Za-z0-9])")
 _OTPAUTH = re.compile(r"otpauth://", re.I)
 _SEED_EDGE = ".,;:!?()[]\"'\u3001\u3002"
@@ -439,7 +444,7 @@ def seed_phrase_in(v: View) -> bool:
         best = max(best, run)
     if best >= _SEED_ALONE:
         return True
-    return best >= _SEED_NEAR_CUE and bool(_SEED_CUES.search(v.folded) or _SECRET_WORD.search(v.folded))
+    return best >= _SEED_NEAR_CUE and (_cue_in(v, _SEED_GATE, _SEED_CUES) or _cue_in(v, _SECRET_GATE, _SECRET_WORD))
 
 
 def totp_key_in(v: View) -> bool:
@@ -450,42 +455,14 @@ def totp_key_in(v: View) -> bool:
     for match in _BASE32_KEY.finditer(v.surface):
         key = re.sub(r"[ \-=]", "", match.group(0))
         if len(key) >= 16 and any(c.isdigit() for c in key) and any(c.isalpha() for c in key):
-            if _TOTP_CUES.search(v.folded) or _SECRET_WORD.search(v.folded):
+            if _cue_in(v, _TOTP_GATE, _TOTP_CUES) or _cue_in(v, _SECRET_GATE, _SECRET_WORD):
                 return True
     return False
 
 
-def _cue_words() -> dict[str, tuple[frozenset[str], ...]]:
-    """Each spaced secret word's first word, and the words it needs beside it."""
-    found: dict[str, list[frozenset[str]]] = {}
-    for cue in _V["strong"] + _V["weak"]:
-        words = re.findall(r"[\w\u0900-\u097F]+", fold_word(cue).rstrip("*"))
-        if words and not is_unspaced(cue) and not cue.endswith("*"):
-            found.setdefault(words[0], []).append(frozenset(words[1:]))
-    return {first: tuple(rest) for first, rest in found.items()}
-
-
-_FIRST_WORDS = _cue_words()
-_FIRST_STEMS = tuple(
-    sorted({fold_word(w).rstrip("*") for w in _V["strong"] + _V["weak"] if w.endswith("*") and " " not in w})
-)
-_WORDS_OF = re.compile(r"[\w\u0900-\u097F]+")
-_HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
-
-
-def _may_hold_secret_word(folded: str) -> bool:
-    """A cheap test before the secret-word regex: one of the line's words starts a secret word (or the line
-    holds an unspaced script)."""
-    if _HAS_UNSPACED.search(folded):
-        return True
-    words = set(_WORDS_OF.findall(folded))
-    for word in words:
-        if _FIRST_STEMS and word.startswith(_FIRST_STEMS):
-            return True
-        rests = _FIRST_WORDS.get(word)
-        if rests and any(rest <= words for rest in rests):
-            return True
-    return False
+def _cue_in(v: View, gate: CueGate, pattern: re.Pattern) -> bool:
+    """The cue regex, searched only when the line's words let one of its words be there."""
+    return gate.open(v) and pattern.search(v.folded) is not None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -495,6 +472,7 @@ def _may_hold_secret_word(folded: str) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 _ACCESS_CUES = re.compile(cue_pattern(_V["access_cues"]))
+_ACCESS_GATE = CueGate(_V["access_cues"])
 # Not "_" nor ".": a user name ("priya_s2") has those; a handle starts with "@".
 _STRONG_SYMBOLS = frozenset("!@#$%^&*+=~?")
 
@@ -513,7 +491,7 @@ def _strong_password(token: str) -> bool:
 
 def unnamed_credential_in(v: View) -> bool:
     """A password-only value beside an access word in the same clause, whatever the order."""
-    if not _ACCESS_CUES.search(v.folded):
+    if not _ACCESS_GATE.open(v) or not _ACCESS_CUES.search(v.folded):
         return False
     for clause in _CLAUSE_BREAK.split(v.surface):
         tokens = [
@@ -533,7 +511,7 @@ _USER_BEFORE = re.compile(rf"(?:{WORD_START}(?:as|{word_alternation(_V['login'])
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
-    has_word = _may_hold_secret_word(folded) and _SECRET_WORD.search(folded) is not None
+    has_word = _cue_in(v, _SECRET_GATE, _SECRET_WORD)
     return bool(
         (
             has_word
@@ -544,10 +522,10 @@ def password_in(v: View) -> bool:
                 or _word_as_secret(folded)
             )
         )
-        or _QUESTION.search(folded)
+        or (_QUESTION_GATE.open(v) and _QUESTION.search(folded))
         or _GET_IN.search(folded)
         or _obfuscated_secret_word(v.surface)
-        or _login_pair(folded)
+        or (_LOGIN_GATE.open(v) and _login_pair(folded))
         or unnamed_credential_in(v)
         or totp_key_in(v)
         or seed_phrase_in(v)

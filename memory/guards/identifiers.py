@@ -21,7 +21,7 @@ from stdnum.in_ import vid as stdnum_vid
 from memory.guards.stdnum_ids import CONTACT_WORDS as _CONTACT_WORDS
 from memory.guards.stdnum_ids import stdnum_id_in
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
-from memory.guards.vocabulary import cue_pattern, vocabulary, word_alternation
+from memory.guards.vocabulary import CueGate, cue_pattern, vocabulary, word_alternation
 
 _SEP = r"(?:\s*[.\-/_]\s*|\s)?"
 # No letter or digit just before or after, nor a digit one separator away: "1000 0000 0000" inside
@@ -136,6 +136,7 @@ def _compile(entry: dict) -> IdRule:
 
 
 RULES: tuple[IdRule, ...] = tuple(_compile(entry) for entry in vocabulary().ids)
+_CONTEXT_GATE = CueGate({w for e in vocabulary().ids for w in e.get("context", [])})
 _ALL_CONTEXT = re.compile(
     rf"{WORD_START}(?:{word_alternation({w for e in vocabulary().ids for w in e.get('context', [])})}){WORD_END}"
 )
@@ -392,6 +393,8 @@ _STREETISH = (
 
 _ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
 _BIRTH_CUES = re.compile(cue_pattern(vocabulary().personal["birth_cues"]))
+_ADDRESS_GATE = CueGate(vocabulary().personal["address_cues"])
+_BIRTH_GATE = CueGate(vocabulary().personal["birth_cues"])
 _HOUSE_NUMBER = re.compile(
     r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?![\d:/%]|[.,]\d|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))"
 )
@@ -409,14 +412,14 @@ def _said_in_a_sentence(v: View) -> bool:
     or a birth phrasing ("born in", "nací el", "geboren am", "生まれ") with a year or a date beside it
     ("born in '87")."""
     folded = v.folded
-    for match in _ADDRESS_CUES.finditer(folded):
+    for match in _ADDRESS_CUES.finditer(folded) if _ADDRESS_GATE.open(v) else ():
         after = folded[match.end() : match.end() + _NEAR_CHARS]
         for number in _HOUSE_NUMBER.finditer(after):
             before = after[: number.start()].split()
             if re.fullmatch(r"(?:19|20)\d\d", number.group(0)) or (before and before[-1] in _COUNT_BEFORE):
                 continue  # a year, or a count ("with 2 cats", "seit 2019")
             return True
-    for match in _BIRTH_CUES.finditer(folded):
+    for match in _BIRTH_CUES.finditer(folded) if _BIRTH_GATE.open(v) else ():
         window = folded[max(0, match.start() - 25) : match.end() + 40]
         if _A_YEAR.search(window):
             return True
@@ -457,7 +460,7 @@ def id_in(v: View) -> tuple[str, str] | None:
     digit_count = len(_NOT_DIGIT.sub("", v.digits))
     if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
         return None
-    context_here = bool(_ALL_CONTEXT.search(v.folded))
+    context_here = _CONTEXT_GATE.open(v) and bool(_ALL_CONTEXT.search(v.folded))
     longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
     for rule in RULES:
         if digit_count < rule.min_digits or longest_run < rule.min_run:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from memory.guards.text import View, fold_word
-from memory.guards.vocabulary import HERE, cue_pattern, vocabulary
+from memory.guards.vocabulary import HERE, CueGate, cue_pattern, vocabulary
 
 __all__ = ["CONTACT_WORDS", "stdnum_id_in"]
 
@@ -48,6 +48,8 @@ _WORDS = re.compile(r"[^\W\d_][\w.'\-]*")
 _PERSONAL = vocabulary().personal
 _ID_WORDS = re.compile(cue_pattern(_PERSONAL["id_words"]))
 _NUMBER_WORDS = re.compile(cue_pattern(_PERSONAL["number_words"]))
+_ID_GATE = CueGate(_PERSONAL["id_words"])
+_NUMBER_GATE = CueGate(_PERSONAL["number_words"])
 _NOT_AN_ID_BEFORE = re.compile(
     rf"(?:{cue_pattern(_PERSONAL['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])})"
     r"(?:\s+[\w.\-]+)?\W*$"
@@ -136,11 +138,11 @@ class _Line:
 
     @cached_property
     def id_word(self) -> bool:
-        return bool(_ID_WORDS.search(self.v.folded))
+        return _ID_GATE.open(self.v) and bool(_ID_WORDS.search(self.v.folded))
 
     @cached_property
     def number_word(self) -> bool:
-        return bool(_NUMBER_WORDS.search(self.v.folded))
+        return _NUMBER_GATE.open(self.v) and bool(_NUMBER_WORDS.search(self.v.folded))
 
     @cached_property
     def words(self) -> frozenset[str]:

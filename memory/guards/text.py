@@ -35,7 +35,7 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 __all__ = [
     "View",
@@ -197,6 +197,9 @@ def _unleet(match: re.Match) -> str:
     return token
 
 
+_VIEW_WORD = re.compile(r"[\w\u0900-\u097F]+")
+
+
 @dataclass(frozen=True)
 class View:
     """One line, seen three ways (see the module docstring)."""
@@ -205,6 +208,11 @@ class View:
     digits: str
     folded: str
     plain: str
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The folded view's words, found once per line: every cue's prefilter reads them."""
+        return frozenset(_VIEW_WORD.findall(self.folded))
 
 
 @lru_cache(maxsize=2048)

@@ -107,6 +107,43 @@ def cue_pattern(words) -> str:
     return "|".join(parts) or "(?!)"
 
 
+class CueGate:
+    """A cheap test before a cue regex (issue 24's cost): a line may hold one of the words only if one of its
+    words is a word's first word and it holds that word's other words, or starts with a stem, or the line holds
+    an unspaced script. Reads the view's word set, found once per line."""
+
+    def __init__(self, words) -> None:
+        firsts: dict[str, list[frozenset[str]]] = {}
+        stems: set[str] = set()
+        self.unspaced = False
+        for word in words:
+            folded = fold_word(word.strip())
+            if is_unspaced(folded):
+                self.unspaced = True
+                continue
+            parts = _TOKENS.findall(folded.rstrip("*"))
+            if not parts:
+                continue
+            if folded.endswith("*"):
+                stems.add(parts[0])  # a stem of several words: any word starting as its first one may begin it
+                continue
+            firsts.setdefault(parts[0], []).append(frozenset(parts[1:]))
+            if len(parts) > 1:  # "pin-kod" matches "pinkod" too
+                firsts.setdefault("".join(parts), []).append(frozenset())
+        self.firsts = {first: tuple(rests) for first, rests in firsts.items()}
+        self.first_words = frozenset(self.firsts)
+        self.stems = tuple(sorted(stems))
+
+    def open(self, view) -> bool:
+        words = view.words
+        if self.unspaced and _UNSPACED.search(view.folded):
+            return True
+        for first in self.first_words.intersection(words):
+            if any(rest <= words for rest in self.firsts[first]):
+                return True
+        return bool(self.stems) and any(word.startswith(self.stems) for word in words)
+
+
 def word_alternation(words) -> str:
     """A regex alternation (no group) for vocabulary words, longest first, as the folded view spells them."""
     parts = set()
