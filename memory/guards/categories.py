@@ -116,32 +116,53 @@ def _names_someone(v: View) -> bool:
     return False
 
 
+class _LineParts:
+    """The parts of a line the patterns' prefilters read, each made once and only when one asks."""
+
+    def __init__(self, v: View) -> None:
+        self.v = v
+        self.tokens = v.words
+        self._prefixes: set[str] | None = None
+        self._low: str | None = None
+
+    @property
+    def prefixes(self) -> set[str]:
+        if self._prefixes is None:
+            self._prefixes = {token[:n] for token in self.tokens for n in range(2, len(token) + 1)}
+        return self._prefixes
+
+    @property
+    def low(self) -> str:
+        if self._low is None:
+            self._low = caseless(self.v.plain)
+        return self._low
+
+    def may_match(self, needs, starts, literals) -> bool:
+        """Whether a pattern's prefilters let it match: a word it needs, a word start, a literal (a match starts
+        with one of them: a line holding none is not searched)."""
+        if needs is not None and needs.isdisjoint(self.tokens):
+            return False
+        if starts is not None and starts.isdisjoint(self.prefixes):
+            return False
+        return literals is None or any(literal in self.low for literal in literals)
+
+
+def _pattern_code(parts: _LineParts, code: str) -> bool:
+    return any(
+        parts.may_match(needs, starts, literals) and pattern.search(parts.v.plain)
+        for pattern, needs, starts, literals in _PATTERNS.get(code, ())
+    )
+
+
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:
     """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
     found = _INDEX.codes_in(v.folded)
-    low = prefixes = None
-    tokens = v.words  # found once per line
     if "other_people" not in found and "other_people" not in opened and _names_someone(v):
         found.add("other_people")
+    parts = _LineParts(v)
     for code in order:
         if code in opened:
             continue
-        if code in found:
+        if code in found or _pattern_code(parts, code):
             return code
-        for pattern, needs, starts, literals in _PATTERNS.get(code, ()):
-            if needs is not None and needs.isdisjoint(tokens):
-                continue
-            if starts is not None:
-                if prefixes is None:
-                    prefixes = {token[:n] for token in tokens for n in range(2, len(token) + 1)}
-                if starts.isdisjoint(prefixes):
-                    continue
-            if literals is not None:
-                # A match starts with one of these: a line holding none of them is not searched.
-                if low is None:
-                    low = caseless(v.plain)
-                if not any(literal in low for literal in literals):
-                    continue
-            if pattern.search(v.plain):
-                return code
     return None

@@ -154,51 +154,78 @@ def _value_after_word(value: str, quoted: bool, linked: bool, strong: bool, toke
     return index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value)
 
 
+def _skip_cue(folded: str, match: re.Match) -> bool:
+    """A cue that names something else: a label's ("promo code"), a compound ("password-manager", "pin-less"),
+    a postcode ("code postal 75011", "código postal")."""
+    if _labelled_cue(folded, match):
+        return True
+    rest = folded[match.end() :]
+    if _COMPOUND.match(rest):
+        return True
+    following = rest.split(maxsplit=1)
+    return bool(following) and _clean(following[0]) in _NOT_AFTER_CUE
+
+
+def _tokens_after(rest: str) -> tuple[list[str], bool]:
+    """The tokens after a cue, and whether a colon or equals sign is glued to it ("password: x", "pin=1234")."""
+    glued = rest[:1] in (":", "=")
+    tokens = _TOKEN.findall(rest)
+    if glued and tokens and tokens[0] not in (":", "="):
+        tokens[0] = tokens[0][1:]
+        if not tokens[0]:
+            tokens.pop(0)
+    return tokens, glued
+
+
+def _link_and_value(tokens: list[str], glued: bool) -> tuple[bool, int]:
+    linked, index = _after_word(tokens, 0)
+    if linked or glued:
+        return True, index
+    # "the password for the portal is bluebird": a link a few words on
+    for skip in range(1, 4):
+        if skip < len(tokens) and _clean(tokens[skip]) in _LINKS and _clean(tokens[0]) in _ABOUT:
+            return _after_word(tokens, skip)
+    return False, index
+
+
+def _value_verdict(match: re.Match, rest: str) -> bool | None:
+    """Whether the value after the cue is the secret; ``None`` for a postcode after "PIN code"."""
+    tokens, glued = _tokens_after(rest)
+    linked, index = _link_and_value(tokens, glued)
+    if index >= len(tokens):
+        return False
+    raw = tokens[index]
+    value = _clean(raw)
+    if _postcode_after_pin(match.group(0), value):
+        return None
+    # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
+    quoted = raw[:1] in "\"'\u201c\u2018"
+    strong = match.group("strong") is not None
+    return value not in _VALUE_STOP and _value_after_word(value, quoted, linked, strong, tokens, index)
+
+
+def _code_told_later(match: re.Match, rest: str) -> bool:
+    """A one-time code told a few words later ("the code you sent me was 482913")."""
+    clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
+    window = " ".join(_TOKEN.findall(clause)[:_OTP_WINDOW])
+    for number in _CODE.finditer(window):
+        if _NOT_A_VALUE.match(number.group(0)) or window[: number.start()].rstrip().endswith("+"):
+            continue
+        if _postcode_after_pin(match.group(0), number.group(0)) or _number_label_before(window[: number.start()]):
+            continue
+        return True
+    return False
+
+
 def _word_then_value(folded: str) -> bool:
     for match in _SECRET_WORD.finditer(folded):
-        strong = match.group("strong") is not None
-        if _labelled_cue(folded, match):
+        if _skip_cue(folded, match):
             continue
         rest = folded[match.end() :]
-        if _COMPOUND.match(rest):
-            continue  # a compound ("password-manager", "pin-less"), not a value
-        following = rest.split(maxsplit=1)
-        if following and _clean(following[0]) in _NOT_AFTER_CUE:
-            continue  # "code postal 75011", "código postal": a postcode
-        # "password: x", "pin=1234": a colon or equals sign glued to the word
-        glued = rest[:1] in (":", "=")
-        tokens = _TOKEN.findall(rest)
-        if glued and tokens and tokens[0] in (":", "="):
-            pass
-        elif glued and tokens:
-            tokens[0] = tokens[0][1:]
-            if not tokens[0]:
-                tokens.pop(0)
-        linked, index = _after_word(tokens, 0)
-        linked = linked or glued
-        if not linked:
-            # "the password for the portal is bluebird": a link a few words on
-            for skip in range(1, 4):
-                if skip < len(tokens) and _clean(tokens[skip]) in _LINKS and _clean(tokens[0]) in _ABOUT:
-                    linked, index = _after_word(tokens, skip)
-                    break
-        if index < len(tokens):
-            raw = tokens[index]
-            value = _clean(raw)
-            quoted = raw[:1] in "\"'\u201c\u2018"
-            if _postcode_after_pin(match.group(0), value):
-                continue
-            # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
-            if value not in _VALUE_STOP and _value_after_word(value, quoted, linked, strong, tokens, index):
-                return True
-        # A one-time code told a few words later ("the code you sent me was 482913").
-        clause = _CLAUSE_END.split(rest, maxsplit=1)[0]
-        window = " ".join(_TOKEN.findall(clause)[:_OTP_WINDOW])
-        for number in _CODE.finditer(window):
-            if _NOT_A_VALUE.match(number.group(0)) or window[: number.start()].rstrip().endswith("+"):
-                continue
-            if _postcode_after_pin(match.group(0), number.group(0)) or _number_label_before(window[: number.start()]):
-                continue
+        verdict = _value_verdict(match, rest)
+        if verdict is None:
+            continue
+        if verdict or _code_told_later(match, rest):
             return True
     return False
 
@@ -347,37 +374,49 @@ def _words_between(text: str) -> int:
     return count
 
 
+def _values_in(clause: str) -> list[tuple[int, int, str, str]]:
+    """Every code-shaped and password-shaped value of a clause: (start, end, shape, token)."""
+    values = []
+    for match in _CODE.finditer(clause):
+        digits = re.sub(r"\D", "", match.group(0))
+        if 4 <= len(digits) <= 8 and not _NOT_A_VALUE.match(match.group(0)):
+            if not _number_label_before(clause[: match.start()]):
+                values.append((match.start(), match.end(), "code", match.group(0)))
+    for match in _WORDISH.finditer(clause):
+        token = match.group(0)
+        if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token):
+            values.append((match.start(), match.end(), "password", token))
+    return values
+
+
+def _value_before_cue(gap: str, shape: str) -> bool:
+    """A value then its cue: a password a few words before ("Tulip-93 is what I use as the password"), a code
+    named by "as the" or "is the" ("uses 4821 as the PIN", "4821 is the code")."""
+    if set(gap.split()) & _VALUE_STOP_BEFORE:
+        return False
+    if shape == "password":
+        return _words_between(gap) <= _NEAR_BEFORE
+    return bool(_AS_THE.match(gap))
+
+
+def _value_after_cue(gap: str, cue: re.Match, token: str) -> bool:
+    if _postcode_after_pin(cue.group(0), token):
+        return False
+    return _words_between(gap) <= _NEAR_AFTER and not (set(map(_clean, gap.split())) & _GAP_STOP)
+
+
+def _near(clause: str, cue: re.Match, value: tuple[int, int, str, str]) -> bool:
+    start, end, shape, token = value
+    if end <= cue.start():
+        return _value_before_cue(clause[end : cue.start()], shape)
+    return start >= cue.end() and _value_after_cue(clause[cue.end() : start], cue, token)
+
+
 def _value_near_cue(folded: str) -> bool:
     for clause in _CLAUSE_BREAK.split(folded):
         cues = list(_cues(clause))
-        if not cues:
-            continue
-        values = []
-        for match in _CODE.finditer(clause):
-            digits = re.sub(r"\D", "", match.group(0))
-            if 4 <= len(digits) <= 8 and not _NOT_A_VALUE.match(match.group(0)):
-                if not _number_label_before(clause[: match.start()]):
-                    values.append((match.start(), match.end(), "code", match.group(0)))
-        for match in _WORDISH.finditer(clause):
-            token = match.group(0)
-            if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token):
-                values.append((match.start(), match.end(), "password", token))
-        for start, end, shape, token in values:
-            for cue in cues:
-                if end <= cue.start():
-                    gap = clause[end : cue.start()]
-                    if set(gap.split()) & _VALUE_STOP_BEFORE:
-                        continue
-                    if shape == "password" and _words_between(gap) <= _NEAR_BEFORE:
-                        return True
-                    if shape == "code" and _AS_THE.match(gap):
-                        return True  # "uses 4821 as the PIN", "4821 is the code"
-                elif start >= cue.end():
-                    gap = clause[cue.end() : start]
-                    if _postcode_after_pin(cue.group(0), token):
-                        continue
-                    if _words_between(gap) <= _NEAR_AFTER and not (set(map(_clean, gap.split())) & _GAP_STOP):
-                        return True
+        if cues and any(_near(clause, cue, value) for value in _values_in(clause) for cue in cues):
+            return True
     return False
 
 

@@ -252,40 +252,52 @@ def card_in(v: View) -> str | None:
     track data, and an expiry beside card words."""
     if _TRACK_DATA.search(v.surface):
         return "card_number"
-    card_words = _CARD_WORDS.search(v.folded)
+    card_words = bool(_CARD_WORDS.search(v.folded))
     text = v.plain
     for match in _GROUPED.finditer(text):
         groups = _groups(match.group(0))
-        digits = "".join(groups)
-        if len(digits) < 13:
+        if len("".join(groups)) < 13:
             continue
         before = text[max(0, match.start() - 30) : match.start()]
-        labelled = bool(_LABELLED_NUMBER.search(fold(before)))
-        if len(digits) <= 19:
-            if (
-                not card_words
-                and len(digits) <= 15
-                and (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before)))
-            ):
-                continue
-            if not card_words and _IMEI_WORD.search(before):
-                continue  # an IMEI: reported by its own rule
-            if len(digits) == 16 and stdnum_vid.is_valid(digits) and not card_words and not luhn.is_valid(digits):
-                continue  # an Aadhaar virtual id: a government id, reported below
-            if (not card_words or labelled) and (
-                (not _card_shaped(groups) and labelled)
-                or ((labelled or not _card_shaped(groups)) and not _luhn_window(groups))
-            ):
-                continue  # an order, tracking or booking number: its own grouping, or its word and no Luhn
-            return "card_number"
-        if card_words or (not labelled and _luhn_window(groups)):
-            return "card_number"
-        if not labelled and not (before.rstrip().endswith("+") or _PHONE_WORDS.search(fold(before))):
-            return "bank_account"
+        found = _run_refusal(groups, before, card_words)
+        if found:
+            return found
     if card_words and _EXPIRY.search(v.surface) and _EXPIRY_WORD.search(v.folded):
         return "card_number"
     if card_words and _split_card(v.digits):
         return "card_number"
+    return None
+
+
+def _phone_before(before: str) -> bool:
+    return before.rstrip().endswith("+") or bool(_PHONE_WORDS.search(fold(before)))
+
+
+def _card_run_kept(groups: list[str], before: str, card_words: bool, labelled: bool) -> bool:
+    """A 13-19 digit run that is not a card: a phone number, a named IMEI, an Aadhaar virtual id, or an order,
+    tracking or booking number (its own grouping, or its word and no Luhn)."""
+    digits = "".join(groups)
+    if not card_words and len(digits) <= 15 and _phone_before(before):
+        return True
+    if not card_words and _IMEI_WORD.search(before):
+        return True  # an IMEI: reported by its own rule
+    if len(digits) == 16 and stdnum_vid.is_valid(digits) and not card_words and not luhn.is_valid(digits):
+        return True  # an Aadhaar virtual id: a government id, reported below
+    shaped = _card_shaped(groups)
+    return (not card_words or labelled) and (
+        (not shaped and labelled) or ((labelled or not shaped) and not _luhn_window(groups))
+    )
+
+
+def _run_refusal(groups: list[str], before: str, card_words: bool) -> str | None:
+    """What one run of 13 or more digits is: a card, a domestic bank account, or nothing."""
+    labelled = bool(_LABELLED_NUMBER.search(fold(before)))
+    if len("".join(groups)) <= 19:
+        return None if _card_run_kept(groups, before, card_words, labelled) else "card_number"
+    if card_words or (not labelled and _luhn_window(groups)):
+        return "card_number"
+    if not labelled and not _phone_before(before):
+        return "bank_account"
     return None
 
 
@@ -455,11 +467,50 @@ def _compact(value: str) -> str:
     return _SEPARATORS.sub("", value)
 
 
+def _match_counts(rule: IdRule, text: str, match: re.Match) -> bool:
+    """Whether a match of a rule's shape, with no context word, is that id: not after a tracking or order word
+    in the same grouping; a shape alone, or a checksum it passes, not given as a phone number."""
+    if rule.not_after is not None and rule.not_after.search(fold(text[max(0, match.start() - 30) : match.start()])):
+        return False
+    if rule.alone == "shape":
+        return True
+    if rule.alone != "checksum" or rule.check is None:
+        return False
+    before = text[max(0, match.start() - 30) : match.start()]
+    if before.rstrip().endswith("+") or _CONTACT_WORDS.search(fold(before)):
+        return False  # a phone number given to be reached on
+    value = _compact(match.group(0))
+    try:
+        return bool(rule.check(value if rule.check_name == "bitcoin" else value.upper()))
+    except Exception:  # a checker that cannot read the value: not this id
+        return False
+
+
+def _rule_in(rule: IdRule, v: View, context_here: bool) -> bool:
+    has_context = bool(rule.context and rule.context.search(v.folded)) if context_here else False
+    texts = (v.surface, v.digits) if has_context and v.digits != v.surface else (v.surface,)
+    for text in texts:
+        for match in rule.shape.finditer(text):
+            if has_context or _match_counts(rule, text, match):
+                return True
+    return False
+
+
 def id_in(v: View) -> tuple[str, str] | None:
     """``(reason, kind)`` of the first identifier of the table the line holds, or ``None``."""
     digit_count = len(_NOT_DIGIT.sub("", v.digits))
     if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
         return None
+    context_here = _CONTEXT_GATE.open(v) and bool(_ALL_CONTEXT.search(v.folded))
+    longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
+    for rule in RULES:
+        if digit_count < rule.min_digits or longest_run < rule.min_run:
+            continue
+        if rule.alone == "context" and not context_here:
+            continue
+        if _rule_in(rule, v, context_here):
+            return rule.reason, rule.kind
+    return None
     context_here = _CONTEXT_GATE.open(v) and bool(_ALL_CONTEXT.search(v.folded))
     longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
     for rule in RULES:

@@ -96,10 +96,10 @@ def _without_days(line: str, days: list[str]) -> str:
     return re.sub(r"\(said once,?\s*\)", " ", line)
 
 
-def source_refusal(line: str, sources: list[dict]) -> str | None:
-    """``"failed_action"``, ``"not_in_source"`` or ``None`` for a line and the sources it cites."""
+def _action_refusal(line: str, sources: list[dict]) -> str | None:
+    """``"failed_action"`` when the line cites an action that did not succeed, or reads like a dated action
+    without the date of one it cites."""
     actions = [s for s in sources if s.get("kind") == "action"]
-    days = _days(sources)
     action_line = bool(_ACTION_VERB.search(line))
     if actions:
         if any(a.get("status") != "succeeded" for a in actions):
@@ -108,18 +108,11 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
             return "failed_action"
     elif action_line and _DAY.search(line):
         return "failed_action"  # reads like a dated action, and cites none
-    said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
-    said_view = view(said)
-    said_lower = _with_english_names(said_view.plain.casefold() + " " + said.casefold())
-    rest = _without_days(line, days)
-    for email in _EMAIL.findall(rest):
-        if email.casefold() not in said_lower:
-            return "not_in_source"
-    rest = _EMAIL.sub(" ", rest)
-    said_digits = said_view.digits
-    for number in _NUMBER.findall(view(rest).digits):
-        if number not in said_digits and number not in said:
-            return "not_in_source"
+    return None
+
+
+def _names_not_said(rest: str, said_lower: str) -> bool:
+    """A capitalised word (a name) the sources do not hold; acronyms and sentence starts aside."""
     for match in _WORD.finditer(rest):
         word = match.group(0).strip("'-")
         if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
@@ -127,8 +120,26 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
         if _SENTENCE_START.search(rest[: match.start()]):
             continue
         if word.casefold() not in said_lower:
-            return "not_in_source"
-    return None
+            return True
+    return False
+
+
+def source_refusal(line: str, sources: list[dict]) -> str | None:
+    """``"failed_action"``, ``"not_in_source"`` or ``None`` for a line and the sources it cites."""
+    refused = _action_refusal(line, sources)
+    if refused:
+        return refused
+    said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
+    said_view = view(said)
+    said_lower = _with_english_names(said_view.plain.casefold() + " " + said.casefold())
+    rest = _without_days(line, _days(sources))
+    if any(email.casefold() not in said_lower for email in _EMAIL.findall(rest)):
+        return "not_in_source"
+    rest = _EMAIL.sub(" ", rest)
+    said_digits = said_view.digits
+    if any(number not in said_digits and number not in said for number in _NUMBER.findall(view(rest).digits)):
+        return "not_in_source"
+    return "not_in_source" if _names_not_said(rest, said_lower) else None
 
 
 def sources_from_payload(payload: dict) -> dict[str, dict]:
