@@ -23,15 +23,18 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from django.conf import settings
 from django.dispatch import Signal
 from django.utils.module_loading import import_string
 
 from agents.errors import AppError
+
+if TYPE_CHECKING:
+    import httpx2
 
 log = logging.getLogger(__name__)
 # Sent after every call to a model server: task=, seconds=, error_code= (None when it answered).
@@ -54,6 +57,18 @@ class EngineResult:
     input_tokens: int = 0
     output_tokens: int = 0
     duration_ms: int = 0
+
+
+class Engine(Protocol):
+    """What the rest of the code asks of a model engine: structured operations, or a reply. The
+    offline rules and an OpenAI-compatible server both answer it; tests swap in their own."""
+
+    name: str
+    batch_size: int  # how many people one quiet-window task reads
+
+    def structured(self, *, task: str, system: str, payload: dict, schema: dict) -> EngineResult: ...
+
+    def reply(self, *, task: str, system: str, messages: list[dict]) -> EngineResult: ...
 
 
 def estimate_tokens(value: Any) -> int:
@@ -103,12 +118,15 @@ def offline_rules(path: str) -> Callable[[dict], dict]:
     return import_string(path)
 
 
-def _observed(method):
+_Call = TypeVar("_Call", bound=Callable[..., EngineResult])
+
+
+def _observed(method: _Call) -> _Call:
     """Send `model_called` after a model call, answered or not: the task, the time it took and the
     error code (None when the answer was usable). For /metrics; codes only, never the words."""
 
     @functools.wraps(method)
-    def call(self, *, task: str, **kwargs):
+    def call(self: Engine, *, task: str, **kwargs: Any) -> EngineResult:
         started = time.monotonic()
         error_code = None
         try:
@@ -122,7 +140,7 @@ def _observed(method):
         finally:
             model_called.send(sender=type(self), task=task, seconds=time.monotonic() - started, error_code=error_code)
 
-    return call
+    return cast(_Call, call)
 
 
 class ModelAnswerTooLarge(Exception):
@@ -130,7 +148,7 @@ class ModelAnswerTooLarge(Exception):
     openai package lets its own errors through without retrying, so this one subclasses it (below)."""
 
 
-def _capped_client(max_bytes: int, timeout: float):
+def _capped_client(max_bytes: int, timeout: float) -> "httpx2.Client":
     """An httpx2 client for the openai package that reads an answer's body only up to `max_bytes`."""
     import httpx2
     import openai
@@ -139,10 +157,10 @@ def _capped_client(max_bytes: int, timeout: float):
         pass
 
     class CappedStream(httpx2.SyncByteStream):
-        def __init__(self, inner):
+        def __init__(self, inner: httpx2.SyncByteStream) -> None:
             self.inner = inner
 
-        def __iter__(self):
+        def __iter__(self) -> Iterator[bytes]:
             seen = 0
             for chunk in self.inner:
                 seen += len(chunk)
@@ -150,14 +168,14 @@ def _capped_client(max_bytes: int, timeout: float):
                     raise TooLarge(f"over {max_bytes} bytes")
                 yield chunk
 
-        def close(self):
+        def close(self) -> None:
             self.inner.close()
 
-    def cap(response):
+    def cap(response: httpx2.Response) -> None:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes:
             raise TooLarge(f"{declared} bytes declared")
-        response.stream = CappedStream(response.stream)
+        response.stream = CappedStream(cast(httpx2.SyncByteStream, response.stream))  # a synchronous client
 
     return openai.DefaultHttpx2Client(
         timeout=timeout, headers={"Accept-Encoding": "identity"}, event_hooks={"response": [cap]}
@@ -192,7 +210,7 @@ class OpenAIEngine:
             http_client=_capped_client(max_answer_bytes, timeout),
         )
 
-    def _complete(self, **kwargs) -> tuple[Any, int]:
+    def _complete(self, **kwargs: Any) -> tuple[Any, int]:
         import openai
 
         started = time.monotonic()
@@ -218,12 +236,12 @@ class OpenAIEngine:
         return response, int((time.monotonic() - started) * 1000)
 
     @staticmethod
-    def _usage(response) -> tuple[int, int]:
+    def _usage(response: Any) -> tuple[int, int]:
         usage = getattr(response, "usage", None)
         return (getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
 
     @staticmethod
-    def _content(response) -> str:
+    def _content(response: Any) -> str:
         try:
             choice = response.choices[0]
             content = choice.message.content
@@ -267,7 +285,7 @@ class OpenAIEngine:
         return EngineResult(self._content(response).strip(), self.name, tokens_in, tokens_out, duration)
 
 
-def get_engine():
+def get_engine() -> Engine:
     """The configured engine: OpenAI-compatible when AGENTNAVA_ENGINE is 'openai' (the default
     when OPENAI_API_KEY is set), else the offline engine."""
     if settings.AGENTNAVA_ENGINE == "openai":
@@ -283,7 +301,9 @@ def get_engine():
 
 
 @functools.lru_cache(maxsize=8)
-def _openai_engine(api_key, base_url, model, timeout, max_retries, max_answer_bytes) -> "OpenAIEngine":
+def _openai_engine(
+    api_key: str, base_url: str | None, model: str, timeout: float, max_retries: int, max_answer_bytes: int
+) -> "OpenAIEngine":
     """One engine (one OpenAI client, thread-safe, with its connection pool) per process and
     setting: building a client costs ~25 ms of CPU and a new connection (docs/performance.md)."""
     return OpenAIEngine(

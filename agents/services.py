@@ -7,7 +7,8 @@ import hashlib
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
@@ -33,6 +34,12 @@ from agents.models import (
     Team,
     UsageDay,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User as UserModel  # settings.AUTH_USER_MODEL is Django's own
+    from django.core.cache.backends.redis import RedisCache
+
+    from agents.access import Actor
 
 User = get_user_model()
 
@@ -67,7 +74,9 @@ def hash_api_key(raw_key: str) -> str:
     return hashlib.sha256(raw_key.encode()).hexdigest()
 
 
-def api_key_create(*, team: Team, name: str, created_by=None, actor=None) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, team: Team, name: str, created_by: "UserModel | None" = None, actor: "Actor | None" = None
+) -> tuple[ApiKey, str]:
     """Create a key and return it with the raw secret, which is never stored or shown again. The key
     acts with `created_by`'s role in the team (`agents.access.actor_for_key`); recorded in the audit
     log when an `actor` (`agents.access.Actor`) asked for it."""
@@ -87,7 +96,7 @@ def api_key_create(*, team: Team, name: str, created_by=None, actor=None) -> tup
     return key, raw
 
 
-def api_key_revoke(*, key: ApiKey, actor=None) -> None:
+def api_key_revoke(*, key: ApiKey, actor: "Actor | None" = None) -> None:
     """Revoke the key: refused at once by this process, and by every other within a second (the
     key generation, `key_generation_bump`). Recorded in the audit log when an `actor` asked."""
     with transaction.atomic():
@@ -101,7 +110,7 @@ def api_key_revoke(*, key: ApiKey, actor=None) -> None:
     api_key_cache_clear(key.hashed_key)
 
 
-def api_keys_revoke_made_by(*, team: Team, user) -> int:
+def api_keys_revoke_made_by(*, team: Team, user: "UserModel") -> int:
     """Revoke every active key of the team that `user` made (their removal from it); how many."""
     with transaction.atomic():
         revoked = ApiKey.objects.filter(team=team, created_by=user, revoked_at__isnull=True).update(
@@ -122,12 +131,22 @@ def api_keys_revoke_made_by(*, team: Team, user) -> int:
 # change made behind the services' back (a raw UPDATE).
 _key_cache: dict[str, tuple[float, ApiKey]] = {}
 _KEY_CACHE_MAX = 10_000
-_generation = {"number": None, "checked_at": float("-inf")}
+
+
+@dataclass
+class _Generation:
+    """The key generation this process's cached keys were read at, and when it was last read."""
+
+    number: int | None = None
+    checked_at: float = float("-inf")
+
+
+_generation = _Generation()
 GENERATION_CACHE_KEY = "agentnava:api-key-generation"
 LAST_USED_EVERY = timedelta(seconds=60)
 
 
-def _shared_cache():
+def _shared_cache() -> "RedisCache | None":
     """The default cache when it is Redis (shared by every process), else None."""
     from django.core.cache import caches
     from django.core.cache.backends.redis import RedisCache
@@ -147,7 +166,7 @@ def key_generation_bump() -> None:
     """Tell every process to drop its cached keys, once the current transaction commits (before
     that, another process would read the key's old state again)."""
 
-    def bump():
+    def bump() -> None:
         api_key_cache_clear()  # this process: at once, whatever happens to the shared number
         shared = _shared_cache()
         if shared is not None:
@@ -168,20 +187,20 @@ def key_generation_bump() -> None:
 def _key_cache_check(now_mono: float) -> None:
     """Drop the cached keys when the key generation moved since they were read."""
     shared = _shared_cache() is not None
-    if not shared and now_mono - _generation["checked_at"] < django_settings.API_KEY_GENERATION_CHECK_SECONDS:
+    if not shared and now_mono - _generation.checked_at < django_settings.API_KEY_GENERATION_CHECK_SECONDS:
         return
     number = key_generation_read()
-    _generation["checked_at"] = now_mono
-    if number != _generation["number"]:
+    _generation.checked_at = now_mono
+    if number != _generation.number:
         _key_cache.clear()
-        _generation["number"] = number
+        _generation.number = number
 
 
 def api_key_cache_clear(hashed_key: str | None = None) -> None:
     """Forget one cached key (by its hash), or all of them."""
     if hashed_key is None:
         _key_cache.clear()
-        _generation.update(number=None, checked_at=float("-inf"))
+        _generation.number, _generation.checked_at = None, float("-inf")
     else:
         _key_cache.pop(hashed_key, None)
 
@@ -210,6 +229,7 @@ def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
     now_mono = time.monotonic()
     _key_cache_check(now_mono)
     cached = _key_cache.get(hashed)
+    key: ApiKey | None
     if cached is not None and cached[0] > now_mono:
         key = cached[1]
     else:
@@ -234,7 +254,7 @@ def _validated(agent: Agent, config: dict) -> dict:
     return agent_config.validate_config(config, plan_has_memory=agent.team.has_memory)
 
 
-def _note_memory_switch(agent: Agent, old: dict | None, new: dict, now) -> None:
+def _note_memory_switch(agent: Agent, old: dict | None, new: dict, now: datetime) -> None:
     was_on = bool(old and old["memorySettings"]["on"])
     is_on = new["memorySettings"]["on"]
     if was_on and not is_on:
@@ -246,7 +266,7 @@ def _note_memory_switch(agent: Agent, old: dict | None, new: dict, now) -> None:
 
 
 @transaction.atomic
-def agent_create(*, team: Team, name: str, config: dict | None = None, user=None) -> Agent:
+def agent_create(*, team: Team, name: str, config: dict | None = None, user: "UserModel | None" = None) -> Agent:
     """Create an agent with version 1 published from `config` (defaults where missing)."""
     name = (name or "").strip()
     if not name or len(name) > 120:
@@ -266,7 +286,7 @@ def agent_draft_config(agent: Agent) -> dict:
 
 
 @transaction.atomic
-def agent_draft_update(*, agent: Agent, changes: dict, user=None) -> AgentDraft | None:
+def agent_draft_update(*, agent: Agent, changes: dict, user: "UserModel | None" = None) -> AgentDraft | None:
     """Merge `changes` into the agent's one open draft, validated as on every path.
 
     Nothing is published. When the result equals the published version the draft is
@@ -293,7 +313,7 @@ def agent_draft_discard(*, agent: Agent) -> None:
 
 
 @transaction.atomic
-def _publish(*, agent: Agent, config: dict, user, source: str) -> AgentVersion:
+def _publish(*, agent: Agent, config: dict, user: "UserModel | None", source: str) -> AgentVersion:
     Agent.objects.select_for_update().filter(pk=agent.pk).first()
     previous = AgentVersion.objects.published(agent)
     now = timezone.now()
@@ -310,7 +330,7 @@ def _publish(*, agent: Agent, config: dict, user, source: str) -> AgentVersion:
     return version
 
 
-def agent_publish(*, agent: Agent, user=None) -> AgentVersion:
+def agent_publish(*, agent: Agent, user: "UserModel | None" = None) -> AgentVersion:
     """Publish the open draft as the next numbered version (R2). Refuses when there is none,
     and re-validates (the team's plan may have changed since the draft was made)."""
     draft = AgentDraft.objects.filter(agent=agent).first()
@@ -319,7 +339,7 @@ def agent_publish(*, agent: Agent, user=None) -> AgentVersion:
     return _publish(agent=agent, config=_validated(agent, draft.config), user=user, source="web")
 
 
-def agent_update(*, agent: Agent, changes: dict, user=None, source: str = "api") -> AgentVersion:
+def agent_update(*, agent: Agent, changes: dict, user: "UserModel | None" = None, source: str = "api") -> AgentVersion:
     """Apply `changes` to the published configuration and publish at once (the API, R2).
     An open web draft was based on the older version, so publishing supersedes it: it is
     discarded rather than left to undo this change on its next Publish. No change, no version."""
@@ -330,7 +350,7 @@ def agent_update(*, agent: Agent, changes: dict, user=None, source: str = "api")
     return _publish(agent=agent, config=new, user=user, source=source)
 
 
-def agent_version_restore(*, agent: Agent, number: int, user=None) -> AgentDraft | None:
+def agent_version_restore(*, agent: Agent, number: int, user: "UserModel | None" = None) -> AgentDraft | None:
     """Make an older version's configuration the draft; it waits for Publish."""
     version = AgentVersion.objects.filter(agent=agent, number=number).first()
     if version is None:
@@ -342,7 +362,7 @@ def agent_version_restore(*, agent: Agent, number: int, user=None) -> AgentDraft
     )
 
 
-def agent_delete(*, agent: Agent, actor=None) -> None:
+def agent_delete(*, agent: Agent, actor: "Actor | None" = None) -> None:
     """Delete the agent and, by cascade, every end user, conversation and memory on it (R20);
     recorded in the team's audit log when an `actor` asked."""
     with transaction.atomic():
@@ -397,7 +417,7 @@ def memory_off_reason(*, agent: Agent, version: AgentVersion, memory: bool, proj
     return ""
 
 
-def project_checked(project) -> str:
+def project_checked(project: object) -> str:
     """A conversation's project id, stripped; refused unless text of at most 100 characters."""
     if not isinstance(project, str) or len(project) > 100:
         raise AppError("invalid_project", "project must be an id of at most 100 characters.", field="project")
@@ -413,7 +433,7 @@ def conversation_open(
     note: str = "",
     project: str = "",
     source: str,
-    now=None,
+    now: datetime | None = None,
 ) -> Conversation:
     """Save a new conversation whose memory decision is made (once, by `surfaces.chat.start`), with
     the note its agent receives when it uses memory (built by the caller from the memory as it is
@@ -435,7 +455,7 @@ def conversation_open(
     return conversation
 
 
-def _touch(conversation: Conversation, now) -> None:
+def _touch(conversation: Conversation, now: datetime) -> None:
     """Every message moves the activity time; with memory, the end of the quiet window is saved with
     it, as the caller marked it on the instance (`surfaces.chat.record`: `memory.store.due` owns the
     quiet-window queue), in the same UPDATE."""
@@ -447,7 +467,7 @@ def _touch(conversation: Conversation, now) -> None:
 
 
 @transaction.atomic
-def message_record(*, conversation: Conversation, kind: str, text: str, now=None) -> Message:
+def message_record(*, conversation: Conversation, kind: str, text: str, now: datetime | None = None) -> Message:
     """Record one message of any kind; the person's own move the end user's last chat time. The chat's
     surfaces call it through `surfaces.chat.record.message_record`, which marks the due queue first (R11)."""
     if kind not in Message.Kind.values:
@@ -461,7 +481,7 @@ def message_record(*, conversation: Conversation, kind: str, text: str, now=None
 
 
 @transaction.atomic
-def action_run_record(*, conversation: Conversation, name: str, status: str, now=None) -> ActionRun:
+def action_run_record(*, conversation: Conversation, name: str, status: str, now: datetime | None = None) -> ActionRun:
     """Record an action that ran; called through `surfaces.chat.record.action_run_record` (R11), as
     `message_record` is."""
     if status not in ActionRun.Status.values:
@@ -474,7 +494,7 @@ def action_run_record(*, conversation: Conversation, name: str, status: str, now
     return run
 
 
-def usage_count_reply(*, team: Team, tokens: int, now=None) -> None:
+def usage_count_reply(*, team: Team, tokens: int, now: datetime | None = None) -> None:
     """A chat reply counts toward the team's usage. Memory runs never call this (R3)."""
     day = (now or timezone.now()).date()
     UsageDay.objects.get_or_create(team=team, day=day)

@@ -93,6 +93,7 @@ MEMORY_CHANGED = (
 def memory_answer(agent: Agent, end_user) -> dict:
     """What a write answers: the memory as memory.get reads it now."""
     _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id=end_user.external_id)
+    assert read is not None  # the end user was just written to
     return api_output(read)
 
 

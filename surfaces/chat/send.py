@@ -4,6 +4,7 @@ The web chat, the website embed and the API all send messages through `conversat
 """
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -47,7 +48,7 @@ def system_prompt(conversation: Conversation) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
-def validate_message_text(text) -> str:
+def validate_message_text(text: object) -> str:
     if not isinstance(text, str) or not text.strip():
         raise AppError("invalid_message", "A message needs some text.", field="text")
     if len(text) > MAX_MESSAGE_CHARS:
@@ -55,7 +56,7 @@ def validate_message_text(text) -> str:
     return text.strip()
 
 
-def conversation_send(*, conversation: Conversation, text: str, now=None) -> ChatTurn:
+def conversation_send(*, conversation: Conversation, text: str, now: datetime | None = None) -> ChatTurn:
     """Record the person's message and the agent's reply, or nothing at all.
 
     An end-user memory request (R22) is answered before any model is asked, whether or not the

@@ -134,7 +134,9 @@ def identity_resolve(
         external_id, renew = checked
         return Identity(external_id, visitor_id_issue(agent, external_id) if renew else visitor_id, False, False)
     fresh = visitor_id_issue(agent)
-    return Identity(visitor_id_verify(agent, fresh), fresh, bool(visitor_id), True)
+    issued_to = visitor_id_verify(agent, fresh)
+    assert issued_to is not None  # issued for this agent a moment ago
+    return Identity(issued_to, fresh, bool(visitor_id), True)
 
 
 def conversation_token(conversation: Conversation) -> str:

@@ -41,7 +41,7 @@ TRANSCRIPT_MESSAGES = 50
 ASK_FIRST_QUESTION = "Can this assistant remember details from our chats to help next time?"
 CONSENT_SOURCES = ("chat_prompt", "site_step")
 
-OFF_LINES = {
+OFF_LINES: dict[str, str] = {
     Conversation.MemoryOff.REQUESTED: "Memory is off for this chat.",
     Conversation.MemoryOff.SWITCH: "Memory is off for this chat.",
     Conversation.MemoryOff.CONSENT: "Memory is off: you said no.",

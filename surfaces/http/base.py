@@ -3,6 +3,7 @@ and the documented error answers. The endpoint classes live in `surfaces/api/age
 `surfaces/api/memory.py` and `surfaces/api/consent.py`; the routes in `agentnava_site/api_urls.py`."""
 
 import functools
+from typing import Protocol, cast
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, inline_serializer
 from rest_framework import serializers
@@ -11,7 +12,7 @@ from rest_framework.views import APIView
 from agents import access, end_user_ids, services
 from agents.end_user_ids import end_user_id_refusal
 from agents.errors import AppError
-from agents.models import Agent, Conversation, EndUser
+from agents.models import Agent, Conversation, EndUser, Team
 from agents.selectors import end_user_of
 from surfaces.http.errors import error_codes
 
@@ -94,6 +95,14 @@ def parse_body(serializer_class, request) -> dict:
 # --- Scope ----------------------------------------------------------------------------------
 
 
+class Caller(Protocol):
+    """Who an API request is from (`surfaces.api.auth.ApiKeyPrincipal`): a team, through one of its
+    keys, acting as `actor`."""
+
+    team: Team
+    actor: access.Actor
+
+
 class TeamApi(APIView):
     """An API class whose caller is a team, through one of its keys (authentication, the
     per-key throttle and the error shape come from REST_FRAMEWORK settings).
@@ -118,12 +127,16 @@ class TeamApi(APIView):
         if permission is not None:
             access.require(self.actor(), permission)
 
+    def caller(self) -> "Caller":
+        # DRF puts whatever the authentication returns in request.user; its stubs type it as a user.
+        return cast(Caller, self.request.user)
+
     def actor(self) -> access.Actor:
         """Who asks: the key's maker with their role now (`agents.access.actor_for_key`)."""
-        return self.request.user.actor
+        return self.caller().actor
 
-    def team(self):
-        return self.request.user.team
+    def team(self) -> Team:
+        return self.caller().team
 
     def agent(self, agent_id: str) -> Agent:
         """The key's team's agent; another team's answers exactly as a missing one."""
@@ -174,10 +187,10 @@ def end_user_for_write(agent: Agent, end_user_id: str) -> EndUser:
     return services.end_user_get_or_create(agent=agent, external_id=end_user_id)
 
 
-def usable_id(value: str, max_length: int) -> bool:
+def usable_id(value: str, max_length: int | None) -> bool:
     """Whether an id from a path could name a row at all. PostgreSQL refuses NUL in text, so such an
     id is simply not found (never a server error)."""
-    return 0 < len(value) <= max_length and "\x00" not in value
+    return 0 < len(value) and (max_length is None or len(value) <= max_length) and "\x00" not in value
 
 
 # --- Documentation of errors -------------------------------------------------------------

@@ -27,7 +27,8 @@ ACTIONS = [
 ]
 
 # (end user, [(day, [turns])]); a turn is ("user"|"agent"|"tool_result"|"web_page", text) or ("action", name, status)
-CHATS = [
+Turn = tuple[str, str] | tuple[str, str, str]
+CHATS: list[tuple[str, list[tuple[tuple[int, int, int, int, int], list[Turn]]]]] = [
     (
         "u_ananya",
         [
@@ -147,7 +148,7 @@ class Command(BaseCommand):
                 )
                 for turn in turns:
                     at += timedelta(minutes=1)
-                    if turn[0] == "action":
+                    if len(turn) == 3:  # ("action", name, status)
                         chat_record.action_run_record(conversation=conversation, name=turn[1], status=turn[2], now=at)
                     else:
                         chat_record.message_record(conversation=conversation, kind=turn[0], text=turn[1], now=at)
