@@ -511,37 +511,6 @@ def id_in(v: View) -> tuple[str, str] | None:
         if _rule_in(rule, v, context_here):
             return rule.reason, rule.kind
     return None
-    context_here = _CONTEXT_GATE.open(v) and bool(_ALL_CONTEXT.search(v.folded))
-    longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
-    for rule in RULES:
-        if digit_count < rule.min_digits or longest_run < rule.min_run:
-            continue
-        if rule.alone == "context" and not context_here:
-            continue
-        has_context = bool(rule.context and rule.context.search(v.folded)) if context_here else False
-        texts = (v.surface, v.digits) if has_context and v.digits != v.surface else (v.surface,)
-        for text in texts:
-            for match in rule.shape.finditer(text):
-                if has_context:
-                    return rule.reason, rule.kind
-                if rule.not_after is not None and rule.not_after.search(
-                    fold(text[max(0, match.start() - 30) : match.start()])
-                ):
-                    continue  # a tracking or order number in the same grouping
-                if rule.alone == "shape":
-                    return rule.reason, rule.kind
-                if rule.alone != "checksum" or rule.check is None:
-                    continue
-                before = text[max(0, match.start() - 30) : match.start()]
-                if before.rstrip().endswith("+") or _CONTACT_WORDS.search(fold(before)):
-                    continue  # a phone number given to be reached on
-                value = _compact(match.group(0))
-                try:
-                    if rule.check(value if rule.check_name == "bitcoin" else value.upper()):
-                        return rule.reason, rule.kind
-                except Exception:  # a checker that cannot read the value: not this id
-                    continue
-    return None
 
 
 def identifier_refusal(v: View) -> str | None:

@@ -188,51 +188,78 @@ class Vocabulary:
     keys: tuple[dict, ...]
 
 
-@lru_cache(maxsize=1)
-def vocabulary() -> Vocabulary:
-    """Every file read and compiled once per process."""
-    files = [_load(f"{language}.toml") for language in LANGUAGES]
-    raw_lists = _load("lists.toml")["lists"]
-    lists = {name: _list_alternation(items) for name, items in raw_lists.items()}
-    for data in files:
-        for name, value in data.get("lists", {}).items():
-            lists[name] = value if isinstance(value, str) else _list_alternation(value)
+class _Lists:
+    """The lists patterns insert with ``{name}`` (lists.toml, and any a language file adds)."""
 
-    def expand(pattern: str) -> str:
-        return _PLACEHOLDER.sub(lambda m: f"(?:{lists[m.group(1)]})" if m.group(1) in lists else m.group(0), pattern)
+    def __init__(self, files: list[dict]) -> None:
+        self.raw = _load("lists.toml")["lists"]
+        self.alternations = {name: _list_alternation(items) for name, items in self.raw.items()}
+        for data in files:
+            for name, value in data.get("lists", {}).items():
+                self.alternations[name] = value if isinstance(value, str) else _list_alternation(value)
 
-    def needs_of(pattern: str) -> frozenset[str] | None:
-        names = [name for name in _PLACEHOLDER.findall(pattern) if name in raw_lists]
+    def expand(self, pattern: str) -> str:
+        known = self.alternations
+        return _PLACEHOLDER.sub(lambda m: f"(?:{known[m.group(1)]})" if m.group(1) in known else m.group(0), pattern)
+
+    def needs_of(self, pattern: str) -> frozenset[str] | None:
+        names = [name for name in _PLACEHOLDER.findall(pattern) if name in self.raw]
         if not names:
             return None
         # The first word of each item: a match needs the whole item, so it needs its first word.
         return frozenset(
-            tokens[0] for name in names for item in raw_lists[name] if (tokens := _TOKENS.findall(fold_word(item)))
+            tokens[0] for name in names for item in self.raw[name] if (tokens := _TOKENS.findall(fold_word(item)))
         )
 
-    credentials = {name: [] for name in CREDENTIAL_LISTS}
-    personal = {name: [] for name in PERSONAL_LISTS}
+
+def _category_entry(lists: _Lists, entry: dict, words: list[str], patterns: list[tuple]) -> None:
+    """One ``[categories|more|phrasings.CODE]`` table into its category's words and patterns."""
+    for word in entry.get("words", []):
+        if word.startswith("{") and word.endswith("}"):
+            words.extend(w.replace("?", "") for w in lists.raw[word[1:-1]])
+        else:
+            words.append(word)
+    for pattern in entry.get("patterns", []):
+        simple, rest = split_pattern(lists.expand(pattern))
+        words.extend(simple)
+        if rest:
+            patterns.append((rest, lists.needs_of(pattern), first_prefixes(rest)))
+
+
+def _read_categories(files: list[dict], lists: _Lists) -> tuple[dict[str, list[str]], dict[str, list[tuple]]]:
     words: dict[str, list[str]] = {}
-    patterns: dict[str, list[str]] = {}
+    patterns: dict[str, list[tuple]] = {}
     for data in files:
-        for name in CREDENTIAL_LISTS:
-            credentials[name].extend(data.get("credentials", {}).get(name, []))
-        for name in PERSONAL_LISTS:
-            personal[name].extend(data.get("personal", {}).get(name, []))
         for table in ("categories", "more", "phrasings"):
             for name, entry in data.get(table, {}).items():
                 # "[phrasings.CODE_more]": another table of the same category (a table cannot be reopened)
                 code = next((c for c in _CATEGORY_CODES if name == c or name.startswith(c + "_")), name)
-                for word in entry.get("words", []):
-                    if word.startswith("{") and word.endswith("}"):
-                        words.setdefault(code, []).extend(w.replace("?", "") for w in raw_lists[word[1:-1]])
-                    else:
-                        words.setdefault(code, []).append(word)
-                for pattern in entry.get("patterns", []):
-                    simple, rest = split_pattern(expand(pattern))
-                    words.setdefault(code, []).extend(simple)
-                    if rest:
-                        patterns.setdefault(code, []).append((rest, needs_of(pattern), first_prefixes(rest)))
+                _category_entry(lists, entry, words.setdefault(code, []), patterns.setdefault(code, []))
+    return words, patterns
+
+
+def _read_lists_of(files: list[dict], table: str, names: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """``[credentials]`` or ``[personal]`` of every language, list by list, without repeats."""
+    found: dict[str, list[str]] = {name: [] for name in names}
+    for data in files:
+        for name in names:
+            found[name].extend(data.get(table, {}).get(name, []))
+    return {name: tuple(dict.fromkeys(values)) for name, values in found.items()}
+
+
+def _register_keywords(words: dict[str, list[str]], credentials: dict[str, tuple[str, ...]]) -> None:
+    keywords = {fold_word(w) for ws in words.values() for w in ws if " " not in w and "*" not in w}
+    keywords |= {fold_word(w) for name in ("strong", "weak") for w in credentials[name] if " " not in w}
+    stems = {fold_word(w).rstrip("*") for ws in words.values() for w in ws if " " not in w and w.endswith("*")}
+    register_keywords(keywords, stems)
+
+
+@lru_cache(maxsize=1)
+def vocabulary() -> Vocabulary:
+    """Every file read and compiled once per process."""
+    files = [_load(f"{language}.toml") for language in LANGUAGES]
+    credentials = _read_lists_of(files, "credentials", CREDENTIAL_LISTS)
+    words, patterns = _read_categories(files, _Lists(files))
     categories = {
         code: Category(
             words=None,
@@ -242,13 +269,10 @@ def vocabulary() -> Vocabulary:
         )
         for code in words.keys() | patterns.keys()
     }
-    keywords = {fold_word(w) for ws in words.values() for w in ws if " " not in w and "*" not in w}
-    keywords |= {fold_word(w) for name in ("strong", "weak") for w in credentials[name] if " " not in w}
-    stems = {fold_word(w).rstrip("*") for ws in words.values() for w in ws if " " not in w and w.endswith("*")}
-    register_keywords(keywords, stems)
+    _register_keywords(words, credentials)
     return Vocabulary(
-        credentials={name: tuple(dict.fromkeys(values)) for name, values in credentials.items()},
-        personal={name: tuple(dict.fromkeys(values)) for name, values in personal.items()},
+        credentials=credentials,
+        personal=_read_lists_of(files, "personal", PERSONAL_LISTS),
         categories=categories,
         category_words={code: tuple(dict.fromkeys(ws)) for code, ws in words.items()},
         ids=tuple(_load("ids.toml")["id"]),

@@ -105,73 +105,84 @@ def _layouts(module, valid: list[str]) -> list[str]:
     return sorted(found)
 
 
+def _checked_module(name: str):
+    """The module of a country format with is_valid() and compact(), or ``None``."""
+    if name in SKIP or name.count(".") < 2 or name.rsplit(".", 1)[1] in NOT_A_PERSON:
+        return None
+    try:
+        module = importlib.import_module(name)
+    except Exception:
+        return None
+    return module if hasattr(module, "is_valid") and hasattr(module, "compact") else None
+
+
+def _valid_examples(module) -> list[str]:
+    valid = []
+    for ex in examples(module):
+        try:
+            c = module.compact(ex)
+        except Exception:
+            continue
+        if module.is_valid(ex):
+            valid.append(re.sub(r"[\s.\-/]", "", c).upper())
+    return valid
+
+
+def _detects(module, valid: list[str]) -> float:
+    """The share of one-character changes to a valid example the check rejects."""
+    changed = total = 0
+    for v in valid:
+        for i in range(len(v)):
+            alphabet = string.digits if v[i].isdigit() else string.ascii_uppercase
+            for c in alphabet:
+                if c == v[i]:
+                    continue
+                total += 1
+                changed += not module.is_valid(v[:i] + c + v[i + 1 :])
+    return changed / total if total else 0
+
+
+def _random_like(rng: random.Random, v: str) -> str:
+    return "".join(
+        rng.choice(string.digits) if ch.isdigit() else rng.choice(string.ascii_uppercase) if ch.isalpha() else ch
+        for ch in v
+    )
+
+
+def _collide(module, valid: list[str], rng: random.Random, trials: int = 4000) -> float:
+    """The share of random values shaped like the examples (letters where they have letters) the check accepts."""
+    hits = 0
+    for _ in range(trials):
+        try:
+            hits += bool(module.is_valid(_random_like(rng, rng.choice(valid))))
+        except Exception:
+            pass
+    return hits / trials
+
+
 def measure() -> list[tuple]:
-    """One row per checksummed format: (module, title, lengths, digits, detects, collide, bank)."""
+    """One row per checksummed format: (module, title, lengths, digits, detects, collide, bank, layouts)."""
     rows = []
     rng = random.Random(24)
     for info in pkgutil.walk_packages(stdnum.__path__, "stdnum."):
-        name = info.name
-        if name in SKIP or name.count(".") < 2 or name.rsplit(".", 1)[1] in NOT_A_PERSON:
-            continue
-        try:
-            module = importlib.import_module(name)
-        except Exception:
-            continue
-        if not hasattr(module, "is_valid") or not hasattr(module, "compact"):
-            continue
-        valid = []
-        for ex in examples(module):
-            try:
-                c = module.compact(ex)
-            except Exception:
-                continue
-            if module.is_valid(ex):
-                valid.append(re.sub(r"[\s.\-/]", "", c).upper())
+        module = _checked_module(info.name)
+        valid = _valid_examples(module) if module else []
         if not valid:
             continue
-        lengths = sorted({len(v) for v in valid} | _century_lengths(module, valid))
-        digits = all(v.isdigit() for v in valid)
-        # a checksum: one changed character makes it invalid
-        changed = total = 0
-        for v in valid:
-            for i in range(len(v)):
-                alphabet = string.digits if v[i].isdigit() else string.ascii_uppercase
-                for c in alphabet:
-                    if c == v[i]:
-                        continue
-                    total += 1
-                    changed += not module.is_valid(v[:i] + c + v[i + 1 :])
-        detects = changed / total if total else 0
+        detects = _detects(module, valid)
         if detects < 0.5:
             continue  # no check: a format, not a checksum
-        # collisions: random values shaped like the examples (letters where they have letters)
-        trials, hits = 4000, 0
-        for _ in range(trials):
-            v = rng.choice(valid)
-            s = "".join(
-                rng.choice(string.digits)
-                if ch.isdigit()
-                else rng.choice(string.ascii_uppercase)
-                if ch.isalpha()
-                else ch
-                for ch in v
-            )
-            try:
-                hits += bool(module.is_valid(s))
-            except Exception:
-                pass
         title = (module.__doc__ or "").strip().splitlines()[0].strip().rstrip(".")
-        layouts = _layouts(module, valid)
         rows.append(
             (
-                name,
+                info.name,
                 title,
-                lengths,
-                digits,
+                sorted({len(v) for v in valid} | _century_lengths(module, valid)),
+                all(v.isdigit() for v in valid),
                 round(detects, 3),
-                hits / trials,
-                bool(BANK.search(name + " " + title.lower())),
-                layouts,
+                _collide(module, valid, rng),
+                bool(BANK.search(info.name + " " + title.lower())),
+                _layouts(module, valid),
             )
         )
     return rows

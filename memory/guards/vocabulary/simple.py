@@ -48,46 +48,57 @@ def split_alternatives(pattern: str) -> list[str]:
     return parts
 
 
+# The whitespace and dash atoms a vocabulary pattern writes, and what each may stand for.
+_SPACE_ATOMS = (
+    (r"\s+", [" "]),
+    (r"\s*", [" "]),
+    (r"[\s\-]?", ["", " "]),
+    (r"[-\s]?", ["", " "]),
+    (r"[\s-]?", ["", " "]),
+)
+_SHORT_ATOMS = ((r"\s?", ["", " "]), (r"\s", [" "]), (r"\-", ["-"]))
+
+
+def _expand_group(s: str, i: int) -> tuple[list[str], int]:
+    """A ``(?:...|...)`` group from just after its opening: every alternative's strings, and the index after it."""
+    options: list[str] = []
+    while True:
+        option, i = _expand(s, i, stop=")|")
+        options.extend(option)
+        if i >= len(s):
+            raise _Unsupported
+        if s[i] == "|":
+            i += 1
+            continue
+        return options, i + 1  # past ")"
+
+
+def _piece(s: str, i: int) -> tuple[list[str], int]:
+    """The strings the atom at s[i] may stand for, and the index after it."""
+    for atom, strings in _SPACE_ATOMS + _SHORT_ATOMS:
+        if s.startswith(atom, i):
+            return strings, i + len(atom)
+    if s.startswith("(?:", i):
+        return _expand_group(s, i + 3)
+    c = s[i]
+    if c == "[" and "]" in s[i:]:
+        end = s.index("]", i)
+        chars = s[i + 1 : end]
+        if not chars or not all(ch.isalpha() for ch in chars):
+            raise _Unsupported
+        return list(chars), end + 1
+    if c.isalnum() or c in " '-":
+        return [c], i + 1
+    raise _Unsupported
+
+
 def _expand(s: str, i: int = 0, stop: str = "") -> tuple[list[str], int]:
     """Expand s[i:] up to an unmatched ``)`` or ``|`` (when ``stop``); returns (strings, index)."""
     results = [""]
     while i < len(s):
-        c = s[i]
-        if stop and c in ")|":
+        if stop and s[i] in ")|":
             return results, i
-        if s.startswith(r"\s+", i) or s.startswith(r"\s*", i):
-            piece, i = [" "], i + 3
-        elif s.startswith(r"[-\s]?", i) or s.startswith(r"[\s-]?", i) or s.startswith(r"[\s\-]?", i):
-            piece, i = ["", " "], i + (7 if s.startswith(r"[\s\-]?", i) else 6)
-        elif s.startswith(r"\s?", i) or s.startswith(r"-?", i) and False:
-            piece, i = ["", " "], i + 3
-        elif s.startswith(r"\s", i):
-            piece, i = [" "], i + 2
-        elif s.startswith(r"\-", i):
-            piece, i = ["-"], i + 2
-        elif s.startswith("(?:", i):
-            options, i = [], i + 3
-            while True:
-                option, i = _expand(s, i, stop=")|")
-                options.extend(option)
-                if i >= len(s):
-                    raise _Unsupported
-                if s[i] == "|":
-                    i += 1
-                    continue
-                i += 1  # ")"
-                break
-            piece = options
-        elif c == "[" and "]" in s[i:]:
-            end = s.index("]", i)
-            chars = s[i + 1 : end]
-            if not chars or not all(ch.isalpha() for ch in chars):
-                raise _Unsupported
-            piece, i = list(chars), end + 1
-        elif c.isalnum() or c in " '-":
-            piece, i = [c], i + 1
-        else:
-            raise _Unsupported
+        piece, i = _piece(s, i)
         if i < len(s) and s[i] == "?":
             piece, i = [""] + piece, i + 1
         results = [a + b for a, b in itertools.product(results, piece)]
@@ -140,32 +151,42 @@ def split_pattern(pattern: str) -> tuple[list[str], str | None]:
     return words, "|".join(rest) if rest else None
 
 
+def _group_end(alt: str) -> int:
+    """The index of the ``)`` closing the group ``alt`` opens (``len(alt)`` when none does)."""
+    depth, i = 0, 0
+    while i < len(alt):
+        if alt[i] == "\\":
+            i += 2
+            continue
+        if alt[i] == "(":
+            depth += 1
+        elif alt[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return i
+
+
+def _group_prefixes(alt: str) -> set[str] | None:
+    i = _group_end(alt)
+    if i >= len(alt) or alt[i + 1 : i + 2] in ("?", "*"):
+        return None
+    try:
+        expanded, _ = _expand(alt[: i + 1])
+    except _Unsupported:
+        return None
+    words = {word.replace("-", " ").split()[0] if word.strip() else "" for word in expanded}
+    return None if "" in words else {w.lower() for w in words}
+
+
 def _first_prefixes(alternative: str) -> set[str] | None:
     """The words one of which must start a match of the alternative (as prefixes), or ``None``."""
     alt = alternative.strip()
     if alt.startswith(r"\b"):
         alt = alt[2:]
     if alt.startswith("(?:"):
-        depth, i = 0, 0
-        while i < len(alt):
-            if alt[i] == "\\":
-                i += 2
-                continue
-            if alt[i] == "(":
-                depth += 1
-            elif alt[i] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        if i >= len(alt) or alt[i + 1 : i + 2] in ("?", "*"):
-            return None
-        try:
-            expanded, _ = _expand(alt[: i + 1])
-        except _Unsupported:
-            return None
-        words = {word.replace("-", " ").split()[0] if word.strip() else "" for word in expanded}
-        return None if "" in words else {w.lower() for w in words}
+        return _group_prefixes(alt)
     prefix = ""
     for c in alt:
         if c.isalpha() or c == "'":
