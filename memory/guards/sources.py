@@ -42,7 +42,8 @@ _ORDINARY_CAPITALISED = frozenset(
 )
 
 
-PHRASE_TABLES = Path(__file__).resolve().parents[1] / "offline" / "phrases"
+# The offline writer's tables, read as data (the guards import nothing above them).
+PHRASE_TABLES = Path(__file__).resolve().parents[1] / "writer" / "offline" / "phrases"
 _TRANSLATED = ("languages", "place_names", "plan_names", "channels")
 
 
@@ -60,7 +61,7 @@ def _english_names() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs))
 
 
-def _with_english_names(said_lower: str) -> str:
+def with_english_names(said_lower: str) -> str:
     """The text as said, plus the English form of every name it holds in another language. A name
     of two or more words or in another script is matched as written; a one-word Latin-script name
     only as a whole word (so "zap" is not found inside "zapato")."""
@@ -131,7 +132,7 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
         return refused
     said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
     said_view = view(said)
-    said_lower = _with_english_names(said_view.plain.casefold() + " " + said.casefold())
+    said_lower = with_english_names(said_view.plain.casefold() + " " + said.casefold())
     rest = _without_days(line, _days(sources))
     if any(email.casefold() not in said_lower for email in _EMAIL.findall(rest)):
         return "not_in_source"

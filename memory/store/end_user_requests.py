@@ -1,20 +1,29 @@
 """What an end user can ask of the memory in any chat (R22), answered before any model is asked.
 
-* "stop remembering me" (and its plain variants, "delete my data", "forget everything", "भूल जाओ"),
-  anywhere in a message: exactly `memory_stop`, with an audit row of kind `end_user_request`; the
-  commit empties the notes of their chats, this one included, so the rest of it does not lean on it.
-* "forget that I work from Pune" / "remove what you know about my phone": the matching line(s) are
-  removed (one `commit.memory_commit`, audit row of kind `end_user_request`), the reply says what
-  was removed, and what they said before that is not read yet is read later with it excluded.
+* "stop remembering me" (and what people say for it: "delete my data", "forget everything", "I'd
+  rather you didn't keep anything about me", "सब कुछ भूल जाओ"), anywhere in a message: exactly
+  `memory_stop`, with an audit row of kind `end_user_request`; the commit empties the notes of
+  their chats, this one included, so the rest of it does not lean on it.
+* "forget that I work from Pune" / "remove what you know about my phone" / "can you forget how I
+  like to be contacted?": the line(s) about it are removed (one `commit.memory_commit`, audit row of
+  kind `end_user_request`), the reply says what was removed, and what they said before that is not
+  read yet is read later with it excluded.
 * "what do you remember about me?": the lines, as the chat's agent would see them; in a chat that
   does not use memory, that this chat does not use it (and how to manage it).
 
 Stop and forget work whether or not memory is used for the conversation. Recognition is plain
 rules over the text, read from one data file per language (memory/store/request_phrases/<lang>.toml:
-English, Spanish and Hindi in Devanagari and romanised for every request, French, German and
-Portuguese for a stop; a new language is a new file, and its replies a gettext catalogue in
-memory/locale/): a message that only looks like one ("don't forget to email me the receipt", "I
-forgot my password") is left to the normal reply.
+English, Spanish, French, German, Portuguese and Hindi in Devanagari and romanised; a new language
+is a new file, and its replies a gettext catalogue in memory/locale/). A request is recognised by
+its parts (a wish or refusal, a memory verb, what about), not by one fixed sentence; a message that
+only looks like one ("don't forget to email me the receipt", "I forgot my password", "never mind,
+forget it") is left to the normal reply.
+
+Which lines a forget is about is read by meaning as far as plain rules can: the subject's words, the
+English form of a name said in another language or script ("पुणे" is Pune: the guards' name table),
+and the topic its words name ("how I like to be contacted" is the contact line, whatever channel it
+names). When a subject cannot be compared with the lines at all, the reply says so instead of
+claiming nothing about it is remembered.
 
 Every chat surface asks `end_user_request` first (`surfaces.chat.send`).
 """
@@ -23,7 +32,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -32,7 +42,8 @@ from django.utils.translation import gettext_lazy as _
 
 from agents.models import Conversation
 from memory import guards as policy
-from memory.guards.text import sentences, surface, words
+from memory.guards.sources import with_english_names
+from memory.guards.text import plain, sentences, surface, words
 from memory.models import Memory, MemoryRun
 from memory.store.commit import memory_commit, memory_locked
 from memory.store.note import note_lines, render_note
@@ -50,7 +61,9 @@ class EndUserRequest:
     kind: str  # "stop", "forget" or "show"
     lang: str  # the phrase file it matched ("en", "es", "hi", ...): the language of the reply
     subject: str = ""  # for "forget": what to remove, in their words
-    explicit: bool = True  # "forget that ..." (explicit) vs a bare "forget the receipt"
+    # "forget that ..." (explicit) vs a bare "forget the receipt", which is a request only when a
+    # line holds its words (never by topic: "forget how much it costs" never takes the plan line)
+    explicit: bool = True
 
 
 # --- Recognising a request ------------------------------------------------------------------
@@ -63,13 +76,25 @@ _EDGE_CHARS = " \t.!?¿¡,;:\"'।"
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
+def _folded(value):
+    """The file's text in NFKC, as the messages are matched: a Devanagari letter with a nukta typed
+    in its one-character form ("ड़") is then the same as the two characters NFKC makes of it."""
+    if isinstance(value, str):
+        return unicodedata.normalize("NFKC", value)
+    if isinstance(value, list):
+        return [_folded(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _folded(item) for key, item in value.items()}
+    return value
+
+
 def _load_phrases() -> dict[str, dict]:
     found = {path.stem: path for path in PHRASES_DIR.glob("*.toml")}
     order = [lang for lang in LANGUAGES if lang in found] + sorted(set(found) - set(LANGUAGES))
     phrases = {}
     for lang in order:
         with open(found[lang], "rb") as handle:
-            phrases[lang] = tomllib.load(handle)
+            phrases[lang] = _folded(tomllib.load(handle))
     return phrases
 
 
@@ -77,7 +102,13 @@ PHRASES = _load_phrases()
 
 
 def _expand(pattern: str, words: dict) -> str:
-    return _PLACEHOLDER.sub(lambda m: words[m.group(1)] if m.group(1) in words else m.group(0), pattern)
+    """The pattern with each {name} of the file's [words] put in, also inside another word's text."""
+    for _ in range(5):
+        expanded = _PLACEHOLDER.sub(lambda m: words[m.group(1)] if m.group(1) in words else m.group(0), pattern)
+        if expanded == pattern:
+            break
+        pattern = expanded
+    return pattern
 
 
 def _alternation(key: str) -> str:
@@ -88,16 +119,27 @@ def _alternation(key: str) -> str:
 _LEADING = re.compile(rf"^(?:{_alternation('leading')})\b[\s,!.]*")
 _TRAILING = re.compile(rf"[\s,]*\b(?:{_alternation('trailing')})$")
 _COMPILED_STOP, _COMPILED_SHOW, _COMPILED_FORGET = [], [], []
+_FIRST_PERSON: dict[str, re.Pattern] = {}  # a subject about the person ("how I like ..."), per language
 for _lang, _data in PHRASES.items():
-    _words = _data.get("words", {})
+    _vocab = _data.get("words", {})
     _requests = _data.get("requests", {})
-    _COMPILED_STOP += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("stop", [])]
-    _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _words))) for p in _requests.get("show", [])]
+    _COMPILED_STOP += [(_lang, re.compile(_expand(p, _vocab))) for p in _requests.get("stop", [])]
+    _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _vocab))) for p in _requests.get("show", [])]
+    # explicit: true, false, or "first_person" (explicit when the subject is about the person)
     _COMPILED_FORGET += [
-        (_lang, re.compile(_expand(f["pattern"], _words)), bool(f.get("explicit", True)))
+        (_lang, re.compile(_expand(f["pattern"], _vocab)), f.get("explicit", True))
         for f in _requests.get("forget", [])
     ]
-_IDIOM = re.compile(rf"(?:{_alternation('idiom')})\b(?!\s+(?:i|my|you)\b)")
+    if _vocab.get("first_person"):
+        _FIRST_PERSON[_lang] = re.compile(_expand(_vocab["first_person"], _vocab))
+# A word's end in any script: Devanagari's vowel signs are not \w, so \b cannot say where its words end.
+_WORD_END = r"(?![\w\u0900-\u097F])"
+# Each language's idioms apply to its own patterns only ("wo" is Hindi's "that", German's "where").
+_IDIOMS = {
+    lang: re.compile(rf"(?:{'|'.join(sorted(idioms, key=len, reverse=True))}){_WORD_END}(?!\s+(?:i|my|you)\b)")
+    for lang, data in PHRASES.items()
+    if (idioms := data.get("polite", {}).get("idiom", []))
+}
 _STOPWORDS = frozenset(
     word for data in PHRASES.values() for word in data.get("polite", {}).get("stopwords", "").split()
 )
@@ -147,24 +189,30 @@ def _whole(normal: str, *, bare_forget: bool = True) -> EndUserRequest | None:
         if pattern.fullmatch(normal):
             return EndUserRequest("show", lang)
     for lang, pattern, explicit in _COMPILED_FORGET:
-        if not explicit and not bare_forget:
+        if explicit is False and not bare_forget:
             continue
         match = pattern.fullmatch(normal)
         if match:
             subject = match.group("subject").strip(_EDGE_CHARS)
-            if not _words(subject) or _IDIOM.match(subject):  # "forget it", "forget about that, it's fine"
+            idiom = _IDIOMS.get(lang)
+            if not _words(subject) or (idiom and idiom.match(subject)):  # "forget it", "forget about that, it's fine"
                 return None
-            return EndUserRequest("forget", lang, subject=subject, explicit=explicit)
+            if explicit == "first_person":  # "forget how I like to be contacted", not "forget how much it costs"
+                explicit = lang in _FIRST_PERSON and bool(_FIRST_PERSON[lang].search(subject))
+                if not explicit and not bare_forget:
+                    return None
+            return EndUserRequest("forget", lang, subject=subject, explicit=bool(explicit))
     return None
 
 
 def recognise(text: str) -> EndUserRequest | None:
     """The memory request this message makes, or None. A stop ("stop remembering me", "delete my
-    data", "forget everything", "भूल जाओ", in the languages above) counts anywhere in a message,
+    data", "forget everything", "सब कुछ भूल जाओ", in the languages above) counts anywhere in a message,
     as one of its sentences or clauses. "What do you remember" and "forget that ..." count as the
     whole message (after greetings and "please") or as one of its sentences ("Thanks! Also, forget
-    that I work from Pune."); a bare "forget the receipt" only as the whole message. So ordinary
-    chat is never mistaken for one."""
+    that I work from Pune."); a bare "forget the receipt" only as the whole message; a forget said
+    as one clause of a sentence only when a line holds its words. So ordinary chat is never
+    mistaken for one."""
     if not isinstance(text, str) or len(text) > MAX_MESSAGE_CHARS:
         return None
     stop = _stop_in(text)
@@ -175,13 +223,27 @@ def recognise(text: str) -> EndUserRequest | None:
         if whole is not None:
             return whole
     parts = sentences(text, limit=MAX_PARTS)
-    if len(parts) < 2:
-        return None
+    if len(parts) >= 2:
+        for sentence in parts:
+            if len(sentence) <= MAX_REQUEST_CHARS:
+                found = _whole(_normalise(sentence), bare_forget=False)
+                if found is not None:
+                    return found
+    return _in_a_clause(parts)
+
+
+def _in_a_clause(parts: list[str]) -> EndUserRequest | None:
+    """A show or forget said as one clause of a sentence ("I changed my mind, forget that I'm
+    moving"). A forget found there is taken only when a line holds its words (as a bare "forget"):
+    a clause is too short a context to answer "nothing about that is remembered" to."""
     for sentence in parts:
-        if len(sentence) <= MAX_REQUEST_CHARS:
-            found = _whole(_normalise(sentence), bare_forget=False)
+        clauses = [clause for clause in _CLAUSE.split(sentence)[:MAX_PARTS] if clause.strip()]
+        if len(clauses) < 2 or len(sentence) > MAX_REQUEST_CHARS:
+            continue
+        for clause in clauses:
+            found = _whole(_normalise(clause), bare_forget=False)
             if found is not None:
-                return found
+                return replace(found, explicit=False) if found.kind == "forget" else found
     return None
 
 
@@ -214,21 +276,94 @@ def _same_word(a: str, b: str) -> bool:
     return len(short) >= 3 and long_.startswith(short) and len(long_) - len(short) <= 2  # move ~ mov(ed)
 
 
-def lines_about(subject: str, lines: list[str]) -> list[str]:
+def _topic_key(word: str) -> str:
+    return _stem(plain(surface(word).lower()))
+
+
+def _load_topics() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """(a word that names a topic, in any language -> its topics; a topic -> the English words of a
+    memory line on it). Lines are written in English, so the line side is en.toml's [topic_lines]."""
+    naming: dict[str, set[str]] = {}
+    line_words: dict[str, set[str]] = {}
+    for data in PHRASES.values():
+        for topic, listed in data.get("topics", {}).items():
+            for word in listed.split():
+                naming.setdefault(_topic_key(word), set()).add(topic)
+        for topic, listed in data.get("topic_lines", {}).items():
+            line_words.setdefault(topic, set()).update(_topic_key(word) for word in listed.split())
+    return (
+        {word: frozenset(topics) for word, topics in naming.items()},
+        {topic: frozenset(found) for topic, found in line_words.items()},
+    )
+
+
+_TOPIC_OF_WORD, _TOPIC_LINE_WORDS = _load_topics()
+_LATIN = re.compile(r"[0-9a-z\u00c0-\u024f'-]+")
+
+
+@dataclass(frozen=True)
+class _Concept:
+    """One word of a forget's subject: the forms a line may hold it in (its own, and the English
+    form of a name said in another language or script), and the topics it names."""
+
+    forms: frozenset[str]
+    topics: frozenset[str]
+
+    @property
+    def comparable(self) -> bool:
+        """Whether an English line could hold it: a Latin-script word, a known name or a topic."""
+        return bool(self.topics) or any(_LATIN.fullmatch(form) for form in self.forms)
+
+
+def _concepts(subject: str) -> list[_Concept]:
+    folded = surface(subject).lower()
+    concepts = []
+    for word in words(folded.replace("'s", ""), stopwords=_STOPWORDS):
+        if word.isdigit() and len(word) > 4:
+            continue
+        english = with_english_names(word)[len(word) :].split()  # "पुणे" -> "pune"
+        forms = frozenset({_stem(word), *(_stem(name) for name in english)})
+        topics = frozenset(topic for form in (word, *english) for topic in _TOPIC_OF_WORD.get(_topic_key(form), ()))
+        concepts.append(_Concept(forms=forms, topics=topics))
+    return [c for c in concepts if not all(form.isdigit() for form in c.forms)] or concepts
+
+
+def _line_topics(line_words: set[str]) -> frozenset[str]:
+    return frozenset(topic for topic, listed in _TOPIC_LINE_WORDS.items() if line_words & listed)
+
+
+def lines_about(subject: str, lines: list[str], *, by_topic: bool = True) -> list[str]:
     """The lines a "forget <subject>" is about: those sharing the largest part of the subject's
-    words, when that is at least half of them. Removing one line too many is the safe side (R10)."""
-    wanted = {w for w in _words(subject) if not w.isdigit()} or _words(subject)
-    if not wanted:
+    words, when that is at least half of them. A word counts as shared when the line holds it, the
+    English form of a name it is ("पुणे", "zap"), or (with `by_topic`) a word of the topic it names
+    ("contacted" and "Prefers email over phone."). Failing that, with `by_topic`, every line on a
+    topic the subject names. Removing one line too many is the safe side (R10)."""
+    concepts = _concepts(subject)
+    if not concepts:
         return []
     scored = []
     for line in lines:
-        have = _words(line)
-        share = sum(1 for w in wanted if any(_same_word(w, h) for h in have)) / len(wanted)
-        scored.append((share, line))
-    best = max((share for share, _ in scored), default=0)
-    if best < MIN_MATCH_SHARE:
-        return []
-    return [line for share, line in scored if share == best]
+        said = words(line.lower().replace("'s", ""), stopwords=_STOPWORDS)
+        have = {_stem(word) for word in said}
+        topics = _line_topics({_topic_key(word) for word in said}) if by_topic else frozenset()
+        shared = sum(
+            1
+            for concept in concepts
+            if any(_same_word(form, word) for form in concept.forms for word in have) or concept.topics & topics
+        )
+        scored.append((shared / len(concepts), topics, line))
+    best = max((share for share, _, _ in scored), default=0)
+    if best >= MIN_MATCH_SHARE:
+        return [line for share, _, line in scored if share == best]
+    named = frozenset().union(*(concept.topics for concept in concepts)) if by_topic else frozenset()
+    return [line for _, topics, line in scored if topics & named]
+
+
+def subject_unreadable(subject: str) -> bool:
+    """Whether some word of the subject could not be compared with English lines at all (a word in
+    another script that is neither a known name nor a topic word): then "nothing matched" would be a
+    guess, and the reply says it could not tell instead."""
+    return any(not concept.comparable for concept in _concepts(subject))
 
 
 # --- Replies --------------------------------------------------------------------------------
@@ -245,6 +380,9 @@ REPLIES = {
     "hidden": _("{count} line(s) I can't repeat here"),
     "nothing_matched": _(
         "I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either."
+    ),
+    "unclear": _(
+        "I couldn't tell which of the things I remember about you that is, so I haven't removed anything yet. Ask \"what do you remember about me?\" to see them, then say \"forget\" with the words of the one to remove. I won't keep it from what you said earlier either."
     ),
     "nothing_remembered": _(
         "I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either."
@@ -313,7 +451,7 @@ def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) 
         if memory.stopped_at is not None:
             return _reply("show_stopped", lang)
         lines = memory.lines
-        removed = lines_about(request.subject, lines)
+        removed = lines_about(request.subject, lines, by_topic=request.explicit)
         if not removed and not request.explicit:
             return None  # a bare "forget the receipt" that is about nothing remembered is ordinary chat
         gone = set(removed)
@@ -324,8 +462,16 @@ def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) 
         )
     conversation.memory_note = render_note(note_lines(memory)) if conversation.uses_memory else ""
     if not removed:
-        return _reply("nothing_matched" if lines else "nothing_remembered", lang)
+        return _reply(_nothing_removed(request, lines), lang)
     return _reply("removed", lang, lines=_quoted(removed, lang))
+
+
+def _nothing_removed(request: EndUserRequest, lines: list[str]) -> str:
+    """Which reply says that no line was removed: never that nothing about it is remembered when
+    the subject could not be compared with the lines (the person may be right)."""
+    if not lines:
+        return "nothing_remembered"
+    return "unclear" if subject_unreadable(request.subject) else "nothing_matched"
 
 
 def _show(conversation: Conversation, memory: Memory | None, lang: str) -> str:

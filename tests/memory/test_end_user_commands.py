@@ -2,6 +2,7 @@
 remember about me?", answered before any model is asked, whether or not the chat uses memory."""
 
 import ast
+import tomllib
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from django.utils.translation import gettext
 from agents import services as agent_services
 from agents.models import Conversation, UsageDay
 from memory.models import Memory, MemoryRun
-from memory.store.end_user_requests import REPLIES, recognise
+from memory.guards import sources
+from memory.store.end_user_requests import REPLIES, lines_about, recognise
 from memory.store.services import memory_set
 from memory.writer.sweep import memory_sweep
 from surfaces.chat import send as chat
@@ -335,14 +337,110 @@ def replies_in(lang: str) -> dict[str, str]:
         return {key: str(reply) for key, reply in REPLIES.items()}
 
 
-@pytest.mark.parametrize("lang", ["es", "hi"])
-def test_spanish_and_hindi_have_every_reply(lang):
+@pytest.mark.parametrize("lang", ["es", "hi", "fr", "de", "pt"])
+def test_every_language_has_every_reply(lang):
+    """Every language recognises every request, so each answers in its own words."""
     english, translated = replies_in("en"), replies_in(lang)
     assert all(translated[key] != english[key] for key in REPLIES), translated
-    assert "{lines}" in translated["show"] and "{count}" in translated["hidden"]
+    assert "{lines}" in translated["show"] and "{lines}" in translated["removed"] and "{count}" in translated["hidden"]
 
 
-@pytest.mark.parametrize("lang", ["fr", "de", "pt"])
-def test_languages_that_only_stop_have_the_stop_replies(lang):
-    english, translated = replies_in("en"), replies_in(lang)
-    assert translated["stopped"] != english["stopped"] and translated["already_stopped"] != english["already_stopped"]
+# --- The end user's own words (tests/memory/end_user_phrasings.toml) ---------------------------
+# Phrasings per language and class that the phrase files were not written from one by one.
+
+PHRASINGS = tomllib.loads((Path(__file__).parent / "end_user_phrasings.toml").read_text(encoding="utf-8"))
+PHRASING_LINES = [
+    "Prefers email over phone.",
+    "Works from the Pune office.",
+    "Might move to the annual plan (said once, 3 Nov).",
+    "Renewed the plan on 3 Nov.",
+    "Prefers to chat in Hindi.",
+    "Uses the Android app.",
+    "Finance manager at Acme.",
+    "Lives near Greenwich.",
+]
+
+
+def phrasings(kind):
+    return [pytest.param(lang, case, id=f"{lang}-{i}") for lang, data in PHRASINGS.items() for i, case in enumerate(data[kind])]
+
+
+def test_every_language_has_phrasings_of_every_class():
+    assert set(PHRASINGS) == {"en", "es", "fr", "de", "pt", "hi", "hi_latn"}
+    for lang, data in PHRASINGS.items():
+        assert all(len(data[kind]) >= 3 for kind in ("stop", "show", "forget", "ordinary")), lang
+
+
+def chat_with_lines(agent):
+    end_user = remembered(agent, lines=PHRASING_LINES)
+    return end_user, agent_services.conversation_start(agent=agent, external_id="u_1")
+
+
+@pytest.mark.parametrize("lang, text", phrasings("stop"))
+def test_a_stop_in_their_own_words_stops(agent, lang, text):
+    request = recognise(text)
+    assert request is not None and request.kind == "stop", (text, request)
+    end_user, conversation = chat_with_lines(agent)
+    turn = chat.conversation_send(conversation=conversation, text=text)
+    assert turn.handled_as_request
+    memory = Memory.objects.get(end_user=end_user)
+    assert memory.stopped_at is not None and memory.text == ""
+
+
+@pytest.mark.parametrize("lang, text", phrasings("show"))
+def test_a_show_in_their_own_words_lists_the_lines(agent, lang, text):
+    request = recognise(text)
+    assert request is not None and request.kind == "show", (text, request)
+    _, conversation = chat_with_lines(agent)
+    reply = chat.conversation_send(conversation=conversation, text=text).reply.text
+    assert "- Works from the Pune office." in reply
+
+
+@pytest.mark.parametrize("lang, case", phrasings("forget"))
+def test_a_forget_in_their_own_words_removes_the_line_it_is_about(agent, lang, case):
+    text, line = case
+    assert line in PHRASING_LINES
+    end_user, conversation = chat_with_lines(agent)
+    turn = chat.conversation_send(conversation=conversation, text=text)
+    assert turn.handled_as_request, text
+    assert line not in lines_of(end_user), (text, lines_of(end_user))
+    assert line in turn.reply.text  # said what was removed: never "nothing is remembered" while a line matches
+    assert len(lines_of(end_user)) >= len(PHRASING_LINES) - 3  # the subject's lines, not the memory
+    if lang not in ("en", "hi_latn"):
+        assert not turn.reply.text.startswith("Done.")  # answered in their language
+
+
+@pytest.mark.parametrize("lang, text", phrasings("ordinary"))
+def test_idioms_and_look_alikes_stay_ordinary_chat(agent, lang, text):
+    end_user, conversation = chat_with_lines(agent)
+    turn = chat.conversation_send(conversation=conversation, text=text)
+    assert not turn.handled_as_request, (text, turn.reply.text)
+    assert lines_of(end_user) == PHRASING_LINES and request_runs(end_user) == []
+
+
+def test_a_forget_whose_words_cannot_be_compared_says_so_instead_of_nothing(agent):
+    """A Devanagari subject with no name or topic the lines could hold: the reply says it could not
+    tell which line, never that nothing about it is remembered, and no line goes."""
+    end_user, conversation = chat_with_lines(agent)
+    reply = chat.conversation_send(conversation=conversation, text="यह भूल जाओ कि मेरी बिल्ली का नाम मिठू है").reply.text
+    assert reply.startswith("मैं समझ नहीं पाया") and "कुछ याद नहीं" not in reply
+    assert lines_of(end_user) == PHRASING_LINES
+    english = chat.conversation_send(conversation=conversation, text="forget that I live in Paris").reply.text
+    assert english.startswith("Done. I've removed this") and "Lives near Greenwich." in english  # 'live' is the home line
+
+
+def test_a_name_said_in_another_script_is_its_english_form():
+    """The guards' name table (read from the offline writer's phrase files) is found: "पुणे" is Pune."""
+    assert sources.PHRASE_TABLES.is_dir() and sources.with_english_names("पुणे").endswith("pune")
+    assert lines_about("मैं पुणे में रहती हूँ", ["Works from the Pune office.", "Prefers email over phone."]) == [
+        "Works from the Pune office."
+    ]
+
+
+def test_a_bare_forget_is_never_read_by_topic():
+    """'forget how much it costs' names the plan's topic but is not about the person: only a line
+    holding its words would make it a request."""
+    request = recognise("forget how much it costs, just book it")
+    assert request is not None and not request.explicit
+    assert lines_about(request.subject, PHRASING_LINES, by_topic=False) == []
+    assert lines_about("how i like to be contacted", PHRASING_LINES) == ["Prefers email over phone."]

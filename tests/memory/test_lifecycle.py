@@ -241,7 +241,7 @@ def test_the_memory_tab_says_which_version_a_chat_is_read_under(member_client, a
         ("Thanks for the help earlier. Please stop remembering me, I don't like it.", "en"),
         ("ok, delete my data", "en"),
         ("That's all for today. Forget everything!", "en"),
-        ("भूल जाओ", "hi"),
+        ("सब कुछ भूल जाओ", "hi"),  # a bare "भूल जाओ" is "forget it" (issue 27), ordinary chat
         ("धन्यवाद। मुझे भूल जाओ।", "hi"),
         ("Gracias por todo, pero borra mis datos.", "es"),
         ("Merci. Oublie-moi.", "fr"),
