@@ -103,7 +103,7 @@ PHRASES = _load_phrases()
 
 def _expand(pattern: str, words: dict) -> str:
     """The pattern with each {name} of the file's [words] put in, also inside another word's text."""
-    for _ in range(5):
+    for _round in range(5):
         expanded = _PLACEHOLDER.sub(lambda m: words[m.group(1)] if m.group(1) in words else m.group(0), pattern)
         if expanded == pattern:
             break
@@ -127,8 +127,7 @@ for _lang, _data in PHRASES.items():
     _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _vocab))) for p in _requests.get("show", [])]
     # explicit: true, false, or "first_person" (explicit when the subject is about the person)
     _COMPILED_FORGET += [
-        (_lang, re.compile(_expand(f["pattern"], _vocab)), f.get("explicit", True))
-        for f in _requests.get("forget", [])
+        (_lang, re.compile(_expand(f["pattern"], _vocab)), f.get("explicit", True)) for f in _requests.get("forget", [])
     ]
     if _vocab.get("first_person"):
         _FIRST_PERSON[_lang] = re.compile(_expand(_vocab["first_person"], _vocab))
@@ -382,7 +381,7 @@ REPLIES = {
         "I don't have anything about that in what I remember about you, so there was nothing to remove. I won't keep it from what you said earlier either."
     ),
     "unclear": _(
-        "I couldn't tell which of the things I remember about you that is, so I haven't removed anything yet. Ask \"what do you remember about me?\" to see them, then say \"forget\" with the words of the one to remove. I won't keep it from what you said earlier either."
+        'I couldn\'t tell which of the things I remember about you that is, so I haven\'t removed anything yet. Ask "what do you remember about me?" to see them, then say "forget" with the words of the one to remove. I won\'t keep it from what you said earlier either.'
     ),
     "nothing_remembered": _(
         "I don't remember anything about you, so there was nothing to remove. I won't keep it from what you said earlier either."

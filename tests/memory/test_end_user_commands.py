@@ -12,8 +12,8 @@ from django.utils.translation import gettext
 
 from agents import services as agent_services
 from agents.models import Conversation, UsageDay
-from memory.models import Memory, MemoryRun
 from memory.guards import sources
+from memory.models import Memory, MemoryRun
 from memory.store.end_user_requests import REPLIES, lines_about, recognise
 from memory.store.services import memory_set
 from memory.writer.sweep import memory_sweep
@@ -362,7 +362,11 @@ PHRASING_LINES = [
 
 
 def phrasings(kind):
-    return [pytest.param(lang, case, id=f"{lang}-{i}") for lang, data in PHRASINGS.items() for i, case in enumerate(data[kind])]
+    return [
+        pytest.param(lang, case, id=f"{lang}-{i}")
+        for lang, data in PHRASINGS.items()
+        for i, case in enumerate(data[kind])
+    ]
 
 
 def test_every_language_has_phrasings_of_every_class():
@@ -373,7 +377,7 @@ def test_every_language_has_phrasings_of_every_class():
 
 def chat_with_lines(agent):
     end_user = remembered(agent, lines=PHRASING_LINES)
-    return end_user, agent_services.conversation_start(agent=agent, external_id="u_1")
+    return end_user, chat_start.conversation_start(agent=agent, external_id="u_1")
 
 
 @pytest.mark.parametrize("lang, text", phrasings("stop"))
@@ -426,7 +430,9 @@ def test_a_forget_whose_words_cannot_be_compared_says_so_instead_of_nothing(agen
     assert reply.startswith("मैं समझ नहीं पाया") and "कुछ याद नहीं" not in reply
     assert lines_of(end_user) == PHRASING_LINES
     english = chat.conversation_send(conversation=conversation, text="forget that I live in Paris").reply.text
-    assert english.startswith("Done. I've removed this") and "Lives near Greenwich." in english  # 'live' is the home line
+    assert (
+        english.startswith("Done. I've removed this") and "Lives near Greenwich." in english
+    )  # 'live' is the home line
 
 
 def test_a_name_said_in_another_script_is_its_english_form():
