@@ -301,7 +301,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "surfaces.http.idempotency_schema.IdempotencySchema",  # AutoSchema + Idempotency-Key
     "EXCEPTION_HANDLER": "surfaces.http.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     # Per API key, through the cache: 429 with Retry-After past the rate. "off" turns it off.

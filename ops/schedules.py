@@ -19,6 +19,11 @@ SCHEDULES: dict[str, dict[str, object]] = {
         "schedule_type": "I",
         "minutes": 1,
     },
+    # The API's idempotency keys are kept 24 hours (surfaces.http.idempotency); older ones go.
+    "idempotency-keys-expire": {
+        "func": "surfaces.tasks.idempotency_keys_expire",
+        "schedule_type": "H",  # Schedule.HOURLY
+    },
 }
 
 

@@ -7,3 +7,6 @@ class SurfacesConfig(AppConfig):
 
     name = "surfaces"
     verbose_name = "Surfaces"
+
+    def ready(self):
+        from surfaces.http import idempotency  # noqa: F401 - a deleted or stopped memory drops its kept answers

@@ -21,6 +21,10 @@
 // `delete({ memory })`, and the call sends `If-Match`: if the memory changed since that read, it
 // throws `memory_changed` (412) and nothing changes. Without it the last write wins.
 //
+// Idempotency: every write (POST, PUT, PATCH, DELETE) carries a new `Idempotency-Key` (a UUID), so the
+// server answers a repeat of it with the first answer instead of doing it again; pass your own as
+// `request(method, path, body, { idempotencyKey })` to repeat a call safely (after a timeout, say).
+//
 // Keep the API key on your server: it can read and change every memory of the team.
 // A refused call throws an AgentNavaError whose `code` is the API's (`memory_refused`, ...).
 
@@ -37,6 +41,13 @@ export class AgentNavaError extends Error {
 }
 
 const API_PREFIX = '/api/v1';
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** A new idempotency key: a random UUID (Node 19+ and browsers), else none. */
+function newIdempotencyKey() {
+  const source = globalThis.crypto;
+  return source && typeof source.randomUUID === 'function' ? source.randomUUID() : undefined;
+}
 const segment = (value) => encodeURIComponent(String(value));
 
 function query(params) {
@@ -227,13 +238,20 @@ export class AgentNava {
     return payload;
   }
 
-  /** Any API call, e.g. request('GET', '/agents/agt_1/versions'). Throws AgentNavaError. */
-  async request(method, path, body = undefined) {
-    return (await this.#send(method, path, body)).payload;
+  /** Any API call, e.g. request('GET', '/agents/agt_1/versions'). Throws AgentNavaError.
+   * `idempotencyKey`: the key a write carries (else a new one): the same key and body again answers the first answer. */
+  async request(method, path, body = undefined, { idempotencyKey } = {}) {
+    const headers = idempotencyKey === undefined ? {} : { 'Idempotency-Key': String(idempotencyKey) };
+    return (await this.#send(method, path, body, headers)).payload;
   }
 
   async #send(method, path, body = undefined, extraHeaders = {}) {
-    const headers = { Authorization: `Bearer ${this.#apiKey}`, Accept: 'application/json', ...extraHeaders };
+    const headers = { Authorization: `Bearer ${this.#apiKey}`, Accept: 'application/json' };
+    if (WRITES.has(String(method).toUpperCase())) {
+      const key = newIdempotencyKey();
+      if (key !== undefined) headers['Idempotency-Key'] = key;
+    }
+    Object.assign(headers, extraHeaders);
     const init = { method, headers };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';

@@ -15,6 +15,7 @@ from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Team
 from agents.selectors import end_user_of
 from surfaces.http.errors import error_codes
+from surfaces.http.idempotency import IdempotentWrites
 
 # --- Strict input fields ------------------------------------------------------------------
 # DRF's own fields coerce ("true" -> True, "15" -> 15, 15 -> "15"). The API takes JSON, so a
@@ -103,7 +104,7 @@ class Caller(Protocol):
     actor: access.Actor
 
 
-class TeamApi(APIView):
+class TeamApi(IdempotentWrites, APIView):
     """An API class whose caller is a team, through one of its keys (authentication, the
     per-key throttle and the error shape come from REST_FRAMEWORK settings).
 
@@ -126,6 +127,7 @@ class TeamApi(APIView):
         permission = self.role_required.get(request.method)
         if permission is not None:
             access.require(self.actor(), permission)
+        self.idempotency_claim(request)  # last: a write with an Idempotency-Key runs once (IdempotentWrites)
 
     def caller(self) -> "Caller":
         # DRF puts whatever the authentication returns in request.user; its stubs type it as a user.
@@ -268,6 +270,11 @@ def api_description() -> str:
         "**Bodies** are JSON objects with the names below; an unknown or read-only field is refused "
         "(400 `invalid_request` naming it), as is a wrong type. **Query parameters** are strict too: "
         "an operation takes only the ones it lists, each once, and any other is refused the same way.\n\n"
+        "**Retrying a write.** Every POST, PUT, PATCH and DELETE takes an `Idempotency-Key` header (a UUID, "
+        "or your own operation's id): the same key with the same request within 24 hours answers the first "
+        "answer again, status and body, with `Idempotent-Replayed: true`, and does nothing; with another "
+        "request, 422 `idempotency_key_reused`; while the first is still being answered, 409 "
+        "`idempotency_key_in_use`. Keys are per team; a 5xx answer is not kept.\n\n"
         '**Errors** all have one shape: `{"error": {"code", "message", "field"?}}`.\n\n'
         "| code | status | when |\n| --- | --- | --- |\n" + rows
     )

@@ -35,6 +35,15 @@ HTTP_ERROR_CODES: dict[str, tuple[int, str]] = {
     "not_found": (404, "No such path."),
     "method_not_allowed": (405, "This path does not take this method."),
     "not_acceptable": (406, "The API answers JSON only."),
+    "idempotency_key_in_use": (
+        409,
+        "A request with this Idempotency-Key is still being answered; try again after Retry-After (1 second).",
+    ),
+    "idempotency_key_reused": (
+        422,
+        "This Idempotency-Key was used in the last 24 hours with another request (method, path or body); "
+        "use a new key for a new request.",
+    ),
     "request_too_large": (413, "The request body is over 1 MB; nothing was read."),
     "unsupported_media_type": (415, "Send the body as application/json."),
     "rate_limited": (429, "Too many requests for this API key; wait the Retry-After seconds."),

@@ -7,8 +7,10 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,3 +119,68 @@ def dev_server(tmp_path_factory):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=20)
+
+
+class DroppingProxy:
+    """A TCP proxy in front of the dev server that can drop answers the way a network does: with
+    `drop_next()`, the next request goes through and the server answers it (the work is done), but
+    the connection is closed before a byte of that answer reaches the client."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.lock = threading.Lock()
+        self.to_drop = 0
+        self.dropped = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def drop_next(self, count: int = 1) -> None:
+        with self.lock:
+            self.to_drop = count
+
+    def close(self) -> None:
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+
+        def requests_up() -> None:
+            with contextlib.suppress(OSError):
+                while data := client.recv(65536):
+                    upstream.sendall(data)
+
+        threading.Thread(target=requests_up, daemon=True).start()
+        try:
+            while data := upstream.recv(65536):
+                with self.lock:
+                    drop = self.to_drop > 0
+                    if drop:
+                        self.to_drop -= 1
+                        self.dropped += 1
+                if drop:
+                    return  # the server has answered: the client never hears it
+                client.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (client, upstream):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+                end.close()
+
+
+@pytest.fixture
+def dropping_proxy(dev_server):
+    proxy = DroppingProxy(dev_server.port)
+    yield proxy
+    proxy.close()

@@ -20,8 +20,10 @@ agentnava = pytest.importorskip("agentnava")
 from agentnava import (  # noqa: E402
     AgentNava,
     AgentNavaError,
+    APIConnectionError,
     AsyncAgentNava,
     AuthenticationError,
+    IdempotencyKeyReused,
     InvalidRequest,
     MemoryChanged,
     MemoryRefused,
@@ -427,6 +429,83 @@ def test_the_builder_and_request_for_anything_else(client, agent):
     with pytest.raises(NotFound) as missing:
         client.request("GET", "/no-such-thing")
     assert missing.value.code == "not_found"
+
+
+# --- Retries: a dropped connection, and the work done once ----------------------------------------
+
+
+def test_a_write_retried_after_a_dropped_connection_is_done_once(dev_server, dropping_proxy):
+    """The server did the work but the answer was lost: the client sends the write again with the
+    same Idempotency-Key, the server answers its first answer and does nothing again."""
+    client = AgentNava(api_key=dev_server.api_key, base_url=dropping_proxy.url)
+    agent = client.agent(dev_server.agent_id)
+    turn_memory_on(agent)
+    dropping_proxy.drop_next()
+    conversation = agent.start(end_user_id="u_dropped")
+    assert dropping_proxy.dropped == 1
+    assert [c.id for c in agent.end_user("u_dropped").conversations()] == [conversation.id]
+
+    dropping_proxy.drop_next()
+    reply = conversation.send("Hello, I need my invoice.")
+    assert dropping_proxy.dropped == 2 and reply.reply
+    assert [m.role for m in conversation.get().messages] == ["user", "agent"]  # one turn, not two
+
+    dropping_proxy.drop_next()
+    made = client.create_agent("Dropped once")
+    assert [a.id for a in client.iter_agents() if a.name == "Dropped once"] == [made.id]
+
+    ananya = agent.end_user("u_dropped")
+    read = ananya.memory.set("Prefers email over phone.")
+    dropping_proxy.drop_next()
+    # A compare-and-set that went through answers its success on the retry, not memory_changed.
+    changed = ananya.memory.set("Speaks Hindi.", memory=read)
+    assert changed.text == "Speaks Hindi." and dropping_proxy.dropped == 4
+    dropping_proxy.drop_next()
+    assert agent.end_user("u_dropped").erase().conversations == 1  # not end_user_not_found on the retry
+
+
+def test_without_keys_a_dropped_write_is_not_sent_again(dev_server, dropping_proxy):
+    client = AgentNava(api_key=dev_server.api_key, base_url=dropping_proxy.url, idempotency_keys=False)
+    agent = client.agent(dev_server.agent_id)
+    dropping_proxy.drop_next()
+    with pytest.raises(APIConnectionError):
+        agent.start(end_user_id="u_dropped_nokey")
+    assert len(agent.end_user("u_dropped_nokey").conversations().conversations) == 1  # the server did it once
+    dropping_proxy.drop_next()
+    assert agent.get().id == dev_server.agent_id  # a read is always safe to send again
+
+
+def test_a_post_repeated_with_the_same_key_changes_nothing(client, agent):
+    first = agent.start(end_user_id="u_same_key", idempotency_key="order-1234-chat")
+    again = agent.start(end_user_id="u_same_key", idempotency_key="order-1234-chat")
+    assert again == first and len(agent.end_user("u_same_key").conversations().conversations) == 1
+    raw = client.request(
+        "POST", f"/agents/{agent.id}/conversations", {"endUserId": "u_same_key"}, idempotency_key="order-1234-chat"
+    )
+    assert raw["id"] == first.id
+    with pytest.raises(IdempotencyKeyReused) as reused:
+        agent.start(end_user_id="u_other_person", idempotency_key="order-1234-chat")
+    assert (reused.value.code, reused.value.status, reused.value.field) == (
+        "idempotency_key_reused",
+        422,
+        "Idempotency-Key",
+    )
+
+
+def test_async_a_write_retried_after_a_dropped_connection_is_done_once(dev_server, dropping_proxy):
+    async def main():
+        async with AsyncAgentNava(api_key=dev_server.api_key, base_url=dropping_proxy.url) as client:
+            agent = client.agent(dev_server.agent_id)
+            dropping_proxy.drop_next()
+            conversation = await agent.start(end_user_id="u_dropped_async")
+            dropping_proxy.drop_next()
+            await conversation.send("Hi")
+            return conversation, (await conversation.get()).messages
+
+    conversation, messages = asyncio.run(main())
+    assert dropping_proxy.dropped == 2 and len(messages) == 2
+    sync = AgentNava(api_key=dev_server.api_key, base_url=dev_server.base_url).agent(dev_server.agent_id)
+    assert [c.id for c in sync.end_user("u_dropped_async").conversations()] == [conversation.id]
 
 
 # --- Async -------------------------------------------------------------------------------------
