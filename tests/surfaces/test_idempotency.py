@@ -117,12 +117,12 @@ def test_a_request_still_in_flight_answers_409_with_retry_after(api, agent, team
 
 
 def test_a_failed_request_gives_its_key_back(api, agent, monkeypatch):
-    from surfaces.api import agents as agents_api
+    from surfaces.api.agents import ConversationStartApi
 
     def boom(*args, **kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(agents_api.services, "conversation_start", boom)
+    monkeypatch.setattr(ConversationStartApi, "post", boom)
     path = f"/agents/{agent.public_id}/conversations"
     with pytest.raises(RuntimeError):
         api.post(path, {"endUserId": "u_boom"}, **key("k-boom"))
