@@ -8,6 +8,8 @@
   like to be contacted?": the line(s) about it are removed (one `commit.memory_commit`, audit row of
   kind `end_user_request`), the reply says what was removed, and what they said before that is not
   read yet is read later with it excluded.
+* "remember me again" (after a stop): `memory.stop(false)` and their yes recorded as consent; the
+  next chat uses memory again, and nothing said before it is read.
 * "what do you remember about me?": the lines, as the chat's agent would see them; in a chat that
   does not use memory, that this chat does not use it (and how to manage it).
 
@@ -41,6 +43,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
 from agents.models import Conversation
+from consent.models import Consent
+from consent.services import consent_set
 from memory import guards as policy
 from memory.guards.sources import with_english_names
 from memory.guards.text import plain, sentences, surface, words
@@ -58,7 +62,7 @@ MIN_MATCH_SHARE = 0.5  # a line is "about" the subject when it holds at least ha
 
 @dataclass(frozen=True)
 class EndUserRequest:
-    kind: str  # "stop", "forget" or "show"
+    kind: str  # "stop", "forget", "show" or "resume" ("remember me again")
     lang: str  # the phrase file it matched ("en", "es", "hi", ...): the language of the reply
     subject: str = ""  # for "forget": what to remove, in their words
     # "forget that ..." (explicit) vs a bare "forget the receipt", which is a request only when a
@@ -118,13 +122,14 @@ def _alternation(key: str) -> str:
 
 _LEADING = re.compile(rf"^(?:{_alternation('leading')})\b[\s,!.]*")
 _TRAILING = re.compile(rf"[\s,]*\b(?:{_alternation('trailing')})$")
-_COMPILED_STOP, _COMPILED_SHOW, _COMPILED_FORGET = [], [], []
+_COMPILED_STOP, _COMPILED_SHOW, _COMPILED_RESUME, _COMPILED_FORGET = [], [], [], []
 _FIRST_PERSON: dict[str, re.Pattern] = {}  # a subject about the person ("how I like ..."), per language
 for _lang, _data in PHRASES.items():
     _vocab = _data.get("words", {})
     _requests = _data.get("requests", {})
     _COMPILED_STOP += [(_lang, re.compile(_expand(p, _vocab))) for p in _requests.get("stop", [])]
     _COMPILED_SHOW += [(_lang, re.compile(_expand(p, _vocab))) for p in _requests.get("show", [])]
+    _COMPILED_RESUME += [(_lang, re.compile(_expand(p, _vocab))) for p in _requests.get("resume", [])]
     # explicit: true, false, or "first_person" (explicit when the subject is about the person)
     _COMPILED_FORGET += [
         (_lang, re.compile(_expand(f["pattern"], _vocab)), f.get("explicit", True)) for f in _requests.get("forget", [])
@@ -187,6 +192,9 @@ def _whole(normal: str, *, bare_forget: bool = True) -> EndUserRequest | None:
     for lang, pattern in _COMPILED_SHOW:
         if pattern.fullmatch(normal):
             return EndUserRequest("show", lang)
+    for lang, pattern in _COMPILED_RESUME:
+        if pattern.fullmatch(normal):
+            return EndUserRequest("resume", lang)
     for lang, pattern, explicit in _COMPILED_FORGET:
         if explicit is False and not bare_forget:
             continue
@@ -241,8 +249,10 @@ def _in_a_clause(parts: list[str]) -> EndUserRequest | None:
             continue
         for clause in clauses:
             found = _whole(_normalise(clause), bare_forget=False)
-            if found is not None:
-                return replace(found, explicit=False) if found.kind == "forget" else found
+            if found is not None and found.kind == "forget":
+                return replace(found, explicit=False)
+            if found is not None and found.kind == "show":
+                return found
     return None
 
 
@@ -390,6 +400,8 @@ REPLIES = {
         'Here is what I remember about you:\n{lines}\nSay "forget ..." to remove one of these, or "stop remembering me" and I will keep nothing.'
     ),
     "show_empty": _("I don't remember anything about you yet."),
+    "resumed": _("Done. I'll remember details from our chats again from now on. Nothing from before is brought back."),
+    "not_stopped": _("You haven't asked me to stop remembering you, so nothing needs to change."),
     "show_stopped": _("I don't remember anything about you: you asked me to stop, so I keep nothing from our chats."),
     "show_off": _(
         'This chat does not use memory: nothing remembered about you is used here, and nothing from it is kept. In any chat you can say "forget ..." to remove something, or "stop remembering me" and I will keep nothing.'
@@ -473,6 +485,17 @@ def _nothing_removed(request: EndUserRequest, lines: list[str]) -> str:
     return "unclear" if subject_unreadable(request.subject) else "nothing_matched"
 
 
+def _resume(conversation: Conversation, memory: Memory | None, lang: str, now: datetime) -> str:
+    """Their "remember me again" after a stop: exactly `memory.stop(false)`, a new horizon (nothing
+    said before it is ever read), and their yes recorded as consent (source `chat_prompt`), as the
+    chat's own question records it. What they say from now on, in this chat too, may be kept."""
+    if memory is None or memory.stopped_at is None:
+        return _reply("not_stopped", lang)
+    memory_stop(end_user=conversation.end_user, stop=False, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
+    consent_set(end_user=conversation.end_user, agreed=True, source=Consent.Source.CHAT_PROMPT, now=now)
+    return _reply("resumed", lang)
+
+
 def _show(conversation: Conversation, memory: Memory | None, lang: str) -> str:
     if not conversation.uses_memory:
         return _reply("show_off", lang)  # this chat uses nothing remembered: it does not list it either
@@ -500,6 +523,8 @@ def end_user_request(conversation: Conversation, text: str, now: datetime | None
         return _stop(conversation, memory, request.lang, now)
     if request.kind == "show":
         return _show(conversation, memory, request.lang)
+    if request.kind == "resume":
+        return _resume(conversation, memory, request.lang, now)
     return _forget(conversation, request, now)
 
 

@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 
 from agents import services as agent_services
 from agents.models import Conversation, UsageDay
+from consent.models import Consent
 from memory.guards import sources
 from memory.models import Memory, MemoryRun
 from memory.store.end_user_requests import REPLIES, lines_about, recognise
@@ -450,3 +451,44 @@ def test_a_bare_forget_is_never_read_by_topic():
     assert request is not None and not request.explicit
     assert lines_about(request.subject, PHRASING_LINES, by_topic=False) == []
     assert lines_about("how i like to be contacted", PHRASING_LINES) == ["Prefers email over phone."]
+
+
+@pytest.mark.parametrize("lang, text", phrasings("resume"))
+def test_remember_me_again_in_their_own_words_resumes_after_a_stop(agent, lang, text):
+    request = recognise(text)
+    assert request is not None and request.kind == "resume", (text, request)
+    end_user, conversation = chat_with_lines(agent)
+    chat.conversation_send(conversation=conversation, text="stop remembering me")
+    turn = chat.conversation_send(conversation=conversation, text=text)
+    assert turn.handled_as_request
+    assert Memory.objects.get(end_user=end_user).stopped_at is None
+
+
+def test_remember_me_again_is_memory_stop_false_recorded_as_consent(agent):
+    """After "stop remembering me", "Remember me again" (the website chat's settings button sends
+    it): memory resumes from now, the yes is recorded as consent, the next chat uses memory, and
+    nothing said before the resume is ever read."""
+    end_user, conversation = chat_with_lines(agent)
+    start = timezone.now()
+    chat.conversation_send(conversation=conversation, text="stop remembering me", now=start)
+    chat.conversation_send(
+        conversation=conversation, text="I work from the Delhi office.", now=start + timedelta(seconds=1)
+    )
+    turn = chat.conversation_send(conversation=conversation, text="Remember me again", now=start + timedelta(seconds=2))
+    assert turn.reply.text.startswith("Done. I'll remember details from our chats again")
+    memory = Memory.objects.get(end_user=end_user)
+    assert memory.stopped_at is None and memory.text == ""
+    assert len(request_runs(end_user)) == 1  # the stop's (a resume of an empty memory changes no line)
+    consent = Consent.objects.get(end_user=end_user)
+    assert consent.agreed_at is not None and consent.source == "chat_prompt"
+    assert chat_start.conversation_start(agent=agent, external_id="u_1").uses_memory
+    memory_sweep(now=start + timedelta(minutes=40), run_inline=True)
+    assert not any("Delhi" in line for line in lines_of(end_user))  # said while stopped: never read
+
+
+def test_remember_me_again_when_nothing_was_stopped_changes_nothing(agent):
+    end_user, conversation = chat_with_lines(agent)
+    turn = chat.conversation_send(conversation=conversation, text="Remember me again")
+    assert turn.handled_as_request and "nothing needs to change" in turn.reply.text
+    assert lines_of(end_user) == PHRASING_LINES and request_runs(end_user) == []
+    assert not Consent.objects.filter(end_user=end_user).exists()
