@@ -10,6 +10,7 @@ category by name (``categories_opened_by``), and only that category opens.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 from memory.guards.text import View, fold_word
 from memory.guards.vocabulary import UNSPACED, is_unspaced, vocabulary, word_alternation
@@ -27,7 +28,7 @@ def _tokens(text: str) -> list[str]:
 class _WordIndex:
     """Every category's words, as sets of token tuples and a tuple of stems per category."""
 
-    def __init__(self, words_by_code: dict[str, list[str]]) -> None:
+    def __init__(self, words_by_code: Mapping[str, Sequence[str]]) -> None:
         self.phrases: dict[tuple[str, ...], set[str]] = {}
         self.stems: dict[str, list[str]] = {}
         # Words of unspaced scripts (Chinese, Japanese, Korean, Arabic, Thai) are found anywhere in the line.
@@ -90,7 +91,7 @@ _PLAIN_TOKEN = re.compile(r"[\w\u0900-\u097F]+")
 
 # A person named by a common first name is someone else, unless the line says what the person themself is
 # called ("Prefers to be called Meera").
-_FIRST_NAMES = frozenset()
+_FIRST_NAMES: frozenset[str] = frozenset()
 _OWN_NAME = re.compile(r"(?:called|named|name\s+is|goes\s+by|addressed\s+as|call\s+(?:them|me))\s*$", re.I)
 _NAME_TOKEN = re.compile(r"\b[A-Z][\w\-]+")
 

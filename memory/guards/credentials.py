@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
+from typing import Any
 
 from memory.guards.text import _LEET as _LEET_TABLE
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
@@ -643,7 +645,9 @@ _SHORT_WORD_CHARS = 20
 
 
 @lru_cache(maxsize=1)
-def _detect_secrets() -> tuple[object, object, tuple[str, ...]]:
+def _detect_secrets() -> tuple[
+    Callable[[str], Iterator[Any]], tuple[Callable[[], Any], Callable[[], Iterable[Any]]], tuple[str, ...]
+]:
     """Import detect-secrets once and note every plugin it ships (what ``default_settings`` enables)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.core.scan import scan_line
@@ -675,7 +679,7 @@ def _detect_secrets_finds_key(text: str) -> str | None:
         value = hit.secret_value or ""
         plugin = plugins.get(hit.type)
         limit = getattr(plugin, "entropy_limit", None)
-        if limit is not None:
+        if plugin is not None and limit is not None:
             # scan_line reports every word it looked at; only values above the plugin's own limit
             # are candidates, and a short run of letters is a word, not a key.
             if plugin.calculate_shannon_entropy(value) <= limit:

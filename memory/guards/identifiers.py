@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from stdnum import iban as stdnum_iban
@@ -78,7 +79,7 @@ class IdRule:
     country: str
     reason: str
     shape: re.Pattern
-    check: object
+    check: Callable[[str], object] | None
     check_name: str
     alone: str
     context: re.Pattern | None
@@ -310,7 +311,7 @@ _LAST_FOUR_BEFORE = re.compile(
 def _split_card(digits_view: str) -> bool:
     """A card told in pieces across a sentence beside card words ("starts 4242 4242, ends 4242 4242"):
     consecutive runs of digits that join into a Luhn-valid 13-19 digit number."""
-    runs = []
+    runs: list[str] = []
     for match in _SOME_DIGITS.finditer(digits_view):
         before = digits_view[max(0, match.start() - 30) : match.start()]
         if _LAST_FOUR_BEFORE.search(before) or _LABELLED_NUMBER.search(fold(before)):

@@ -182,7 +182,7 @@ def _words_to_digits(match: re.Match) -> str:
     digits = [_NUMBER_WORDS.get(_number_word_key(word)) for word in _ONE_NUMBER_WORD.findall(match.group(0))]
     if None in digits:  # a spelling the table does not hold: the words stay as they were written
         return match.group(0)
-    return "".join(digits)
+    return "".join(digit for digit in digits if digit is not None)
 
 
 def _unleet(match: re.Match) -> str:

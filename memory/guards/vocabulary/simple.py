@@ -13,8 +13,8 @@ from __future__ import annotations
 import _sre
 import itertools
 import re
-from re import _constants as _sre_c
-from re import _parser as _sre_parse
+from re import _constants as _sre_c  # type: ignore[attr-defined]  # CPython's regex parser: typeshed has no stubs
+from re import _parser as _sre_parse  # type: ignore[attr-defined]  # (as _sre and re._casefix, mypy.ini)
 from re._casefix import _EXTRA_CASES
 
 _MAX_EXPANSIONS = 64
