@@ -15,11 +15,11 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django_htmx.middleware import HtmxMiddleware
 
-API_PREFIX = "/api/v1/"
+from surfaces.http.paths import API_CALLS_PREFIX
 
 
 def is_api(request) -> bool:
-    return request.path_info.startswith(API_PREFIX)
+    return request.path_info.startswith(API_CALLS_PREFIX)
 
 
 def web_only(middleware_class):

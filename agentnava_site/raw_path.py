@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from django.core.servers.basehttp import WSGIRequestHandler
 
-API_PREFIX = "/api/"
+from surfaces.http.paths import API_PREFIX
 
 
 def escape_segment(decoded: str) -> str:

@@ -4,10 +4,13 @@ Every variable is documented in docs/operating.md ("Settings"); `.env.example` l
 """
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from surfaces.http.paths import EMBED_PREFIX
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -65,6 +68,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "corsheaders",
     "django_htmx",
     "django_q",
     "rest_framework",
@@ -83,6 +87,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "ops.middleware.RequestLogMiddleware",  # one log line per request, request counters (/metrics)
     "agentnava_site.raw_path.RawPathMiddleware",  # API paths route on the segments as sent (bob%2Fmemory)
+    "surfaces.http.cors.EmbedCorsMiddleware",  # django-cors-headers, for /embed/ only: refusals below carry it too
     "django.middleware.security.SecurityMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",  # PERMISSIONS_POLICY below, every response
     "agentnava_site.middleware.PrivatePagesMiddleware",  # Cache-Control: private, no-store when signed in
@@ -211,7 +216,7 @@ PERMISSIONS_POLICY: dict[str, list[str]] = {
     "usb": [],
 }
 CONTENT_SECURITY_POLICY = {
-    "EXCLUDE_URL_PREFIXES": ["/embed/"],
+    "EXCLUDE_URL_PREFIXES": [EMBED_PREFIX],
     "DIRECTIVES": {
         "default-src": [SELF],
         "script-src": [SELF],
@@ -277,6 +282,17 @@ OPENAI_MAX_RETRIES = int(os.environ.get("OPENAI_MAX_RETRIES", "2"))
 # A model server's answer is read at most this many bytes (chat replies, the Builder, the writer);
 # a longer one is refused before it is parsed (502 model_too_large).
 MODEL_ANSWER_MAX_BYTES = int(os.environ.get("MODEL_ANSWER_MAX_BYTES", str(64 * 1024)))
+
+# --- The website chat's CORS (django-cors-headers; surfaces/http/cors.py) -------------------------
+# Its endpoints are called from customers' pages, with no cookie and no credential: any origin may
+# call them, and read Retry-After on a refusal. Nothing else on the site is CORS-open.
+CORS_URLS_REGEX = "^" + re.escape(EMBED_PREFIX)
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_CREDENTIALS = False
+CORS_ALLOW_METHODS = ["GET", "POST", "OPTIONS"]
+CORS_ALLOW_HEADERS = ["Content-Type"]
+CORS_EXPOSE_HEADERS = ["Retry-After"]
+CORS_PREFLIGHT_MAX_AGE = 600
 
 # --- The parts other apps plug in (dotted paths, resolved on use: nothing is filled at start-up) ----
 # An agent's configuration sections owned by another app: key -> the module with its default(),

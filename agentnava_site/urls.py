@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from ops.views import healthz_tasks, metrics
+from surfaces.http.paths import API_PREFIX, route
 from surfaces.web.auth import PasswordResetView
 from surfaces.web.build import healthz
 
@@ -26,7 +27,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("healthz/tasks", healthz_tasks, name="healthz_tasks"),
     path("metrics", metrics, name="metrics"),
-    path("api/", include("agentnava_site.api_urls")),
+    path(route(API_PREFIX), include("agentnava_site.api_urls")),
     path("", include("surfaces.embed.urls")),
     path("", include("surfaces.web.memory.urls")),
     path("", include("surfaces.web.webhooks_urls")),

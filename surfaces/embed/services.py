@@ -9,15 +9,14 @@ visitor may make to a running chat (the switch).
   timestamps (no time in it) is still taken once and renewed.
 * A site's logged-in user is named by `data-end-user-id` plus `data-end-user-hash`, the hex
   HMAC-SHA256 of that id keyed with the agent's identity secret, checked here in constant time.
-* Rate limits count in Django's cache, per visitor, per IP address and per agent, in windows that
-  start at the first hit; a refused request changes nothing. A per-address cap sits below each
-  agent-wide one, so one address cannot take an agent's whole share (new visitor ids per address
-  are capped too, so ids cannot be farmed quickly).
+* Rate limits (the table here, counted by `surfaces.embed.throttles`) count per visitor, per IP
+  address and per agent, in windows that start at the first hit; a refused request changes
+  nothing. A per-address cap sits below each agent-wide one, so one address cannot take an agent's
+  whole share (new visitor ids per address are capped too, so ids cannot be farmed quickly).
 """
 
 import hashlib
 import hmac
-import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -26,7 +25,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core import signing
-from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -182,42 +180,9 @@ RATE_MESSAGES = {
 }
 
 
-class RateLimited(AppError):
-    status = 429
-
-    def __init__(self, scope: str, limit: int, window: int, retry_after: int):
-        per = "a minute" if window == 60 else f"in {window} seconds"
-        super().__init__(
-            "rate_limited",
-            f"{RATE_MESSAGES[scope]}: at most {limit} {per}. Try again in {retry_after} second{'s' if retry_after != 1 else ''}.",
-        )
-        self.retry_after = retry_after
-
-
 def rate_limits() -> dict[str, tuple[int, int]]:
+    """Each scope's (how many, in how many seconds), counted by `surfaces.embed.throttles`."""
     return {**DEFAULT_RATE_LIMITS, **getattr(settings, "EMBED_RATE_LIMITS", {})}
-
-
-def rate_check(scope: str, key: str) -> None:
-    """Count one request for (scope, key); raise RateLimited past the limit. The window starts at
-    the first request and lasts its seconds; counting is atomic in the cache (incr)."""
-    limit, window = rate_limits()[scope]
-    cache_key = f"embed-rate:{scope}:{hashlib.sha256(key.encode()).hexdigest()[:32]}"
-    now = time.time()
-    if cache.add(cache_key, 1, timeout=window):
-        cache.set(cache_key + ":start", now, timeout=window)
-        count = 1
-    else:
-        try:
-            count = cache.incr(cache_key)
-        except ValueError:  # expired between add and incr: a new window
-            cache.set(cache_key, 1, timeout=window)
-            cache.set(cache_key + ":start", now, timeout=window)
-            count = 1
-    if count > limit:
-        started = cache.get(cache_key + ":start", now)
-        retry_after = max(1, math.ceil(started + window - now))
-        raise RateLimited(scope, limit, window, retry_after)
 
 
 # --- Starting a chat ----------------------------------------------------------------------

@@ -1,9 +1,14 @@
-"""The website chat's public endpoints, used by /embed/v1.js from any site (R24-R27).
+"""The website chat's public endpoints, used by /embed/v1.js from any site (R24-R27), on DRF as
+the REST API is.
 
-Thin views: each parses JSON, finds who is asking (a signed visitor id, a site user's id and
-hash, or a conversation token), counts the request against the rate limits, then calls one
-service. Errors have the API's shape, {"error": {"code", "message", "field"?}}. No cookies are
-used, so the endpoints are CSRF-exempt and open to any origin (CORS `*`).
+Thin views: who is asking is authentication (`surfaces.embed.auth`: a signed visitor id, a site
+user's id and hash, or a conversation token), the rate limits are throttles counted in order
+(`surfaces.embed.throttles`), the body is read by one parser (JSON objects of at most 16 KB), and
+each view then checks its fields and calls one service. Errors have the API's shape,
+{"error": {"code", "message", "field"?}}, from the project's one exception handler
+(`surfaces.http.errors`); an unexpected error is a readable 500 too. No cookie is used, so the
+endpoints are CSRF-exempt (DRF's views are); CORS, open to any origin, is django-cors-headers'
+(`surfaces.http.cors`). No answer is kept by a cache (`Cache-Control: no-store`).
 
 Endpoints (all JSON):
   GET  /embed/v1/agents/<agent>/config            the notice, the line, the switch and ask-first settings
@@ -16,11 +21,15 @@ Endpoints (all JSON):
 
 import json
 import logging
-from functools import wraps
 
 from django.contrib.staticfiles import finders
-from django.http import FileResponse, Http404, HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
+from django.http import FileResponse, Http404
+from rest_framework import exceptions
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from agents.errors import AppError, NotFound
 from agents.models import Agent, AgentVersion, Conversation, Message
@@ -30,13 +39,12 @@ from consent.selectors import consent_state
 from consent.services import consent_record
 from memory.store.end_user_requests import end_user_memory_state
 from surfaces.chat.send import conversation_send, validate_message_text
+from surfaces.embed import auth, throttles
 from surfaces.embed import services as embed
-from surfaces.http.boundary import embed_cors as _cors
-from surfaces.http.errors import error_body
+from surfaces.http.boundary import EMBED, max_body_bytes
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 16 * 1024
 TRANSCRIPT_MESSAGES = 50
 ASK_FIRST_QUESTION = "Can this assistant remember details from our chats to help next time?"
 CONSENT_SOURCES = ("chat_prompt", "site_step")
@@ -49,50 +57,113 @@ OFF_LINES: dict[str, str] = {
 }
 
 
-def _error(exc: AppError) -> JsonResponse:
-    response = JsonResponse(error_body(exc.code, exc.message, exc.field), status=exc.status)
-    if isinstance(exc, embed.RateLimited):
-        response["Retry-After"] = str(exc.retry_after)
-    return response
+# --- The stack: one parser, JSON out, the errors of the API -----------------------------------
 
 
-def embed_endpoint(method: str):
-    """CSRF-exempt, CORS-open, one method (plus the browser's OPTIONS preflight); an AppError
-    becomes its JSON error with its status."""
+class EmbedJSONParser(BaseParser):
+    """A body read as JSON whatever its content type says (the chat always read it so): at most the
+    website chat's body size (413 `request_too_large`), a JSON object (400 `invalid_json`)."""
 
-    def decorate(view):
-        @csrf_exempt
-        @wraps(view)
-        def wrapper(request, *args, **kwargs):
-            if request.method == "OPTIONS":
-                return _cors(HttpResponse(status=204))
-            if request.method != method:
-                return _cors(_error(AppError("method_not_allowed", f"Use {method}.", status=405)))
-            try:
-                return _cors(view(request, *args, **kwargs))
-            except AppError as exc:
-                return _cors(_error(exc))
-            except Exception:  # the chat on someone else's page still gets a readable answer
-                log.exception("website chat endpoint failed")
-                return _cors(
-                    _error(AppError("server_error", "Something went wrong on our side. Try again.", status=500))
-                )
+    media_type = "*/*"
 
-        return wrapper
-
-    return decorate
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = max_body_bytes(EMBED)
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise AppError("request_too_large", f"A request body is at most {limit} bytes.")
+        try:
+            data = json.loads(body or b"{}")
+        except (ValueError, UnicodeDecodeError):
+            raise exceptions.ParseError("The request body must be JSON.") from None
+        if not isinstance(data, dict):
+            raise exceptions.ParseError("The request body must be a JSON object.")
+        return data
 
 
-def _json(request) -> dict:
-    if len(request.body) > MAX_BODY_BYTES:
-        raise AppError("request_too_large", f"A request body is at most {MAX_BODY_BYTES} bytes.", status=413)
-    try:
-        data = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise AppError("invalid_json", "The request body must be JSON.") from None
-    if not isinstance(data, dict):
-        raise AppError("invalid_json", "The request body must be a JSON object.")
-    return data
+class JSONOnly(BaseContentNegotiation):
+    """Every answer is JSON, whatever the request's Accept says (the script on any page reads it)."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class EmbedApi(APIView):
+    """What every website chat endpoint shares. Subclasses name their authentication and their
+    throttles; OPTIONS answers 204 (a preflight is answered before the view: `surfaces.http.cors`)."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    throttle_classes: tuple = ()
+    parser_classes = [EmbedJSONParser]
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = JSONOnly
+    schema = None  # the website chat is not part of the REST API's OpenAPI document
+    http_method_names = ["get", "post", "options"]  # HEAD is not a GET here: 405, as it always was
+
+    def initial(self, request, *args, **kwargs):
+        """The method first, as the website chat always checked it: OPTIONS is answered 204 and a
+        wrong method 405 before anybody is looked up or counted; then DRF's authentication (who is
+        asking), the body's fields (`read_body`) and the throttles (the limits, in order)."""
+        if request.method == "OPTIONS":
+            return
+        if request.method.lower() not in self.http_method_names or not hasattr(self, request.method.lower()):
+            self.http_method_not_allowed(request, *args, **kwargs)
+        super().initial(request, *args, **kwargs)
+
+    def options(self, request, *args, **kwargs):
+        return Response(status=204)
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        method = next(m for m in self.allowed_methods if m != "OPTIONS")
+        raise AppError("method_not_allowed", f"Use {method}.", status=405)
+
+    def read_body(self, data: dict) -> dict:
+        """The body's fields this endpoint takes, checked (400 naming the field); none by default."""
+        return {}
+
+    def check_throttles(self, request):
+        """The body's fields, then each limit in order: a malformed request is refused before it is
+        counted, and the first limit passed refuses without counting the ones after it (DRF's own
+        check would count them all)."""
+        self.body = self.read_body(request.data)
+        for throttle in self.get_throttles():
+            if not throttle.allow_request(request, self):
+                raise throttle.refused
+
+    def handle_exception(self, exc):
+        try:
+            return super().handle_exception(exc)
+        except Exception:  # the chat on someone else's page still gets a readable answer
+            log.exception("website chat endpoint failed")
+            error = AppError("server_error", "Something went wrong on our side. Try again.", status=500)
+            return super().handle_exception(error)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        response.setdefault("Cache-Control", "no-store")
+        return response
+
+    @property
+    def caller(self) -> auth.EmbedCaller:
+        """Who is asking, as the view's authentication found it."""
+        caller = self.request.auth
+        assert isinstance(caller, auth.EmbedCaller)
+        return caller
+
+    @property
+    def identity(self) -> embed.Identity:
+        """The person the body names (views whose authentication resolves one)."""
+        assert self.caller.identity is not None
+        return self.caller.identity
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation the token opens (views whose authentication checks one)."""
+        assert self.caller.conversation is not None
+        return self.caller.conversation
 
 
 def _bool(data: dict, name: str, default: bool) -> bool:
@@ -100,38 +171,6 @@ def _bool(data: dict, name: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise AppError("invalid_request", f"{name} must be true or false.", field=name)
     return value
-
-
-def _agent(agent_id: str) -> Agent:
-    agent = Agent.objects.select_related("team").filter(public_id=agent_id).first()
-    if agent is None:
-        raise NotFound("agent_not_found", "No such agent.")
-    return agent
-
-
-def _identity(agent: Agent, data: dict) -> embed.Identity:
-    return embed.identity_resolve(
-        agent,
-        visitor_id=data.get("visitorId"),
-        end_user_id=data.get("endUserId"),
-        end_user_hash_given=data.get("endUserHash"),
-    )
-
-
-def _address(request) -> str:
-    return request.META.get("REMOTE_ADDR", "")
-
-
-def _count_identity_request(request, agent: Agent, identity: embed.Identity) -> None:
-    """Every request that names a visitor counts against its IP address, that visitor and the
-    agent, in that order (a request refused by its address does not use the agent's share); a
-    request that gets a fresh visitor id also counts against new ids per address, so ids cannot be
-    farmed."""
-    embed.rate_check("ip_requests", f"{agent.pk}:{_address(request)}")
-    if identity.fresh:
-        embed.rate_check("ip_new_visitors", f"{agent.pk}:{_address(request)}")
-    embed.rate_check("visitor_requests", f"{agent.pk}:{identity.external_id}")
-    embed.rate_check("agent_requests", str(agent.pk))
 
 
 # --- What the embed draws -------------------------------------------------------------------
@@ -205,141 +244,150 @@ def _message(message: Message) -> dict:
 
 
 def script(request):
-    """/embed/v1.js: the website chat, one file, no framework."""
+    """/embed/v1.js: the website chat, one file, no framework (CORS-open like every /embed/ path)."""
     path = finders.find("embed/v1.js")
     if not path:
         raise Http404("embed/v1.js is missing")
     response = FileResponse(open(path, "rb"), content_type="text/javascript; charset=utf-8")
     response["Cache-Control"] = "public, max-age=300"
-    response["Access-Control-Allow-Origin"] = "*"
     return response
 
 
-@embed_endpoint("GET")
-def agent_config(request, agent_id: str):
-    agent = _agent(agent_id)
-    embed.rate_check("ip_requests", f"{agent.pk}:{_address(request)}")
-    embed.rate_check("agent_requests", str(agent.pk))
-    return JsonResponse({"agent": agent_public(agent)})
+class AgentConfigApi(EmbedApi):
+    authentication_classes = [auth.AgentAuthentication]
+    throttle_classes = (throttles.IpRequests, throttles.AgentRequests)
+
+    def get(self, request, agent_id: str):
+        return Response({"agent": agent_public(self.caller.agent)})
 
 
-@embed_endpoint("POST")
-def chat_start(request, agent_id: str):
-    """Identify the visitor (issuing or replacing their signed id) and start a chat on the
-    published version. With askFirst and no answer yet, no chat starts: the reply says to ask."""
-    data = _json(request)
-    agent = _agent(agent_id)
-    memory = _bool(data, "memory", True)
-    switch_on = _bool(data, "switch", True)
-    identity = _identity(agent, data)
-    _count_identity_request(request, agent, identity)
-    started = embed.embed_chat_start(agent=agent, external_id=identity.external_id, memory=memory, switch_on=switch_on)
-    end_user_state = _end_user_state(started.end_user)
-    return JsonResponse(
-        {
-            "visitorId": identity.visitor_id,
-            "visitorIdReplaced": identity.replaced,
-            "agent": agent_public(agent),
-            "endUser": end_user_state,
-            "ask": started.ask,  # askFirst: a yes or no before the first message (R26)
-            "conversation": _conversation_state(started.conversation, end_user_state) if started.conversation else None,
-        }
-    )
+class ChatStartApi(EmbedApi):
+    """Identify the visitor (issuing or replacing their signed id) and start a chat on the published
+    version. With askFirst and no answer yet, no chat starts: the reply says to ask."""
+
+    authentication_classes = [auth.VisitorAuthentication]
+    throttle_classes = throttles.PERSON_REQUESTS
+
+    def read_body(self, data: dict) -> dict:
+        return {"memory": _bool(data, "memory", True), "switch_on": _bool(data, "switch", True)}
+
+    def post(self, request, agent_id: str):
+        agent, identity = self.caller.agent, self.identity
+        started = embed.embed_chat_start(agent=agent, external_id=identity.external_id, **self.body)
+        end_user_state = _end_user_state(started.end_user)
+        conversation = started.conversation
+        return Response(
+            {
+                "visitorId": identity.visitor_id,
+                "visitorIdReplaced": identity.replaced,
+                "agent": agent_public(agent),
+                "endUser": end_user_state,
+                "ask": started.ask,  # askFirst: a yes or no before the first message (R26)
+                "conversation": _conversation_state(conversation, end_user_state) if conversation else None,
+            }
+        )
 
 
-@embed_endpoint("POST")
-def consent_answer(request, agent_id: str):
+class ConsentAnswerApi(EmbedApi):
     """A yes or no: the chat's ask-first question (`chat_prompt`) or the site's own step through
     `AgentNava.memory.set` (`site_step`). It applies from the next chat."""
-    data = _json(request)
-    agent = _agent(agent_id)
-    agreed = data.get("agreed")
-    if not isinstance(agreed, bool):
-        raise AppError("invalid_request", "agreed must be true or false.", field="agreed")
-    source = data.get("source", "chat_prompt")
-    if source not in CONSENT_SOURCES:
-        raise AppError("invalid_source", "source must be chat_prompt or site_step.", field="source")
-    identity = _identity(agent, data)
-    _count_identity_request(request, agent, identity)
-    end_user = end_user_get_or_create(agent=agent, external_id=identity.external_id)
-    consent = consent_record(end_user=end_user, agreed=agreed, source=source)
-    return JsonResponse(
-        {
-            "visitorId": identity.visitor_id,
-            "visitorIdReplaced": identity.replaced,
-            "consent": consent,
-            "endUser": _end_user_state(end_user),
-        }
-    )
+
+    authentication_classes = [auth.VisitorAuthentication]
+    throttle_classes = throttles.PERSON_REQUESTS
+
+    def read_body(self, data: dict) -> dict:
+        agreed = data.get("agreed")
+        if not isinstance(agreed, bool):
+            raise AppError("invalid_request", "agreed must be true or false.", field="agreed")
+        source = data.get("source", "chat_prompt")
+        if source not in CONSENT_SOURCES:
+            raise AppError("invalid_source", "source must be chat_prompt or site_step.", field="source")
+        return {"agreed": agreed, "source": source}
+
+    def post(self, request, agent_id: str):
+        identity = self.identity
+        end_user = end_user_get_or_create(agent=self.caller.agent, external_id=identity.external_id)
+        consent = consent_record(end_user=end_user, **self.body)
+        return Response(
+            {
+                "visitorId": identity.visitor_id,
+                "visitorIdReplaced": identity.replaced,
+                "consent": consent,
+                "endUser": _end_user_state(end_user),
+            }
+        )
 
 
-@embed_endpoint("POST")
-def transcript(request, conversation_id: str):
+class TranscriptApi(EmbedApi):
     """Resume a chat after a reload: only for the visitor (or site user) who started it."""
-    data = _json(request)
-    conversation = embed.conversation_for_token(conversation_id, data.get("token"))
-    identity = _identity(conversation.agent, data)
-    if identity.fresh or identity.external_id != conversation.end_user.external_id:
-        raise NotFound("conversation_not_found", "No such conversation.")
-    _count_identity_request(request, conversation.agent, identity)
-    end_user_state = _end_user_state(conversation.end_user)
-    messages = conversation.messages.filter(kind__in=[Message.Kind.USER, Message.Kind.AGENT]).order_by(
-        "-created_at", "-id"
-    )
-    return JsonResponse(
-        {
-            "agent": agent_public(conversation.agent),
-            "endUser": end_user_state,
-            "conversation": _conversation_state(conversation, end_user_state),
-            "messages": [_message(m) for m in reversed(messages[:TRANSCRIPT_MESSAGES])],
-        }
-    )
+
+    authentication_classes = [auth.ConversationVisitorAuthentication]
+    throttle_classes = throttles.PERSON_REQUESTS
+
+    def post(self, request, conversation_id: str):
+        conversation = self.conversation
+        end_user_state = _end_user_state(conversation.end_user)
+        messages = conversation.messages.filter(kind__in=[Message.Kind.USER, Message.Kind.AGENT]).order_by(
+            "-created_at", "-id"
+        )
+        return Response(
+            {
+                "agent": agent_public(conversation.agent),
+                "endUser": end_user_state,
+                "conversation": _conversation_state(conversation, end_user_state),
+                "messages": [_message(m) for m in reversed(messages[:TRANSCRIPT_MESSAGES])],
+            }
+        )
 
 
-@embed_endpoint("POST")
-def message_send(request, conversation_id: str):
+class MessageSendApi(EmbedApi):
     """The person's message and the agent's reply, or, when refused (size, rate, model down),
     nothing at all: the conversation stays as it was."""
-    data = _json(request)
-    conversation = embed.conversation_for_token(conversation_id, data.get("token"))
-    text = validate_message_text(data.get("text"))
-    agent = conversation.agent
-    embed.rate_check("ip_messages", f"{agent.pk}:{_address(request)}")
-    embed.rate_check("visitor_messages", f"{agent.pk}:{conversation.end_user.external_id}")
-    embed.rate_check("agent_messages", str(agent.pk))
-    turn = conversation_send(conversation=conversation, text=text)
-    conversation.refresh_from_db()
-    end_user_state = _end_user_state(conversation.end_user)
-    return JsonResponse(
-        {
-            "message": _message(turn.message),
-            "reply": _message(turn.reply),
-            "handledAsRequest": turn.handled_as_request,
-            "conversation": _conversation_state(conversation, end_user_state),
-            "endUser": end_user_state,
-        }
-    )
 
+    authentication_classes = [auth.ConversationTokenAuthentication]
+    throttle_classes = throttles.MESSAGES
 
-@embed_endpoint("POST")
-def memory_switch(request, conversation_id: str):
-    """The visitor's switch: {"on": false} turns memory off for the rest of this chat."""
-    data = _json(request)
-    conversation = embed.conversation_for_token(conversation_id, data.get("token"))
-    if data.get("on") is not False:
-        raise AppError(
-            "switch_on_next_chat", "Memory can only be turned back on in a new chat: use Start over.", field="on"
+    def read_body(self, data: dict) -> dict:
+        return {"text": validate_message_text(data.get("text"))}
+
+    def post(self, request, conversation_id: str):
+        conversation = self.conversation
+        turn = conversation_send(conversation=conversation, text=self.body["text"])
+        conversation.refresh_from_db()
+        end_user_state = _end_user_state(conversation.end_user)
+        return Response(
+            {
+                "message": _message(turn.message),
+                "reply": _message(turn.reply),
+                "handledAsRequest": turn.handled_as_request,
+                "conversation": _conversation_state(conversation, end_user_state),
+                "endUser": end_user_state,
+            }
         )
-    embed.rate_check("ip_requests", f"{conversation.agent_id}:{_address(request)}")
-    embed.rate_check("visitor_requests", f"{conversation.agent_id}:{conversation.end_user.external_id}")
-    conversation = embed.conversation_memory_switch_off(conversation=conversation)
-    end_user_state = _end_user_state(conversation.end_user)
-    return JsonResponse({"conversation": _conversation_state(conversation, end_user_state), "endUser": end_user_state})
 
 
-@csrf_exempt
-def not_found(request, rest=""):
-    """Any other path under /embed/: the embed's JSON 404, readable by the script on any site."""
-    if request.method == "OPTIONS":
-        return _cors(HttpResponse(status=204))
-    return _cors(_error(NotFound("not_found", "No such path.")))
+class MemorySwitchApi(EmbedApi):
+    """The visitor's switch: {"on": false} turns memory off for the rest of this chat."""
+
+    authentication_classes = [auth.ConversationTokenAuthentication]
+    throttle_classes = (throttles.IpRequests, throttles.VisitorRequests)
+
+    def read_body(self, data: dict) -> dict:
+        if data.get("on") is not False:
+            raise AppError(
+                "switch_on_next_chat", "Memory can only be turned back on in a new chat: use Start over.", field="on"
+            )
+        return {}
+
+    def post(self, request, conversation_id: str):
+        conversation = embed.conversation_memory_switch_off(conversation=self.conversation)
+        end_user_state = _end_user_state(conversation.end_user)
+        return Response({"conversation": _conversation_state(conversation, end_user_state), "endUser": end_user_state})
+
+
+class NotFoundApi(EmbedApi):
+    """Any other path under /embed/: the website chat's JSON 404, readable by the script on any site."""
+
+    def initial(self, request, *args, **kwargs):
+        if request.method != "OPTIONS":
+            raise NotFound("not_found", "No such path.")

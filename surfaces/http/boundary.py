@@ -1,8 +1,9 @@
 """The input boundary: one middleware that refuses what no view should ever see, before any view
 runs, in the answering surface's own shape.
 
-Three surfaces, told apart by the path:
-* the website chat (`/embed/...`): JSON `{"error": {"code", "message", "field"?}}`, CORS-open;
+Three surfaces, told apart by the path (`surfaces.http.paths`):
+* the website chat (`/embed/...`): JSON `{"error": {"code", "message", "field"?}}`, not kept by any
+  cache; CORS-open, by the CORS middleware that runs before this one (`surfaces.http.cors`);
 * the REST API (`/api/...`): the same JSON shape (the API's documented error codes);
 * the web app (everything else): a plain error page.
 
@@ -28,6 +29,8 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
+from surfaces.http.paths import API_PREFIX, EMBED_PREFIX
+
 EMBED, API, WEB = "embed", "api", "web"
 MAX_JSON_DEPTH = 64
 # Bytes per body, by surface. The website chat's messages are small (4,000 characters at most).
@@ -43,9 +46,9 @@ class Refused(Exception):
 
 
 def surface(path: str) -> str:
-    if path.startswith("/embed/"):
+    if path.startswith(EMBED_PREFIX):
         return EMBED
-    if path.startswith("/api/"):
+    if path.startswith(API_PREFIX):
         return API
     return WEB
 
@@ -142,7 +145,7 @@ def refusal_response(request, kind: str, refused: Refused) -> HttpResponse:
         body["field"] = refused.field
     response = JsonResponse({"error": body}, status=refused.status)
     if kind == EMBED:
-        embed_cors(response)
+        response["Cache-Control"] = "no-store"  # as every website chat answer
     return response
 
 
@@ -164,13 +167,3 @@ class InputBoundaryMiddleware:
                 request, kind, Refused(400, "invalid_request", str(exc) or "The request was refused.")
             )
         return self.get_response(request)
-
-
-def embed_cors(response: HttpResponse) -> HttpResponse:
-    response["Access-Control-Allow-Origin"] = "*"
-    response["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
-    response["Access-Control-Allow-Headers"] = "Content-Type"
-    response["Access-Control-Expose-Headers"] = "Retry-After"
-    response["Access-Control-Max-Age"] = "600"
-    response.setdefault("Cache-Control", "no-store")
-    return response
