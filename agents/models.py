@@ -290,7 +290,7 @@ class Conversation(models.Model):
     memory_off_at = models.DateTimeField(null=True, blank=True)
     project = models.CharField(max_length=100, blank=True)
     source = models.CharField(max_length=20, default="api")
-    # The note its agent reads (R17): built at start, then rewritten by memory.store.commit whenever the
+    # The note its agent reads (R17): built at start, then rewritten by memory.store.rows whenever the
     # memory changes, so a turn reads it with this row; empty when memory is not used.
     memory_note = models.TextField(blank=True)
     started_at = models.DateTimeField()

@@ -39,7 +39,7 @@ class Memory(models.Model):
             models.UniqueConstraint(fields=["agent", "end_user"], name="memory_unique_per_end_user"),
             models.CheckConstraint(condition=Q(stopped_at__isnull=True) | Q(text=""), name="memory_stopped_is_empty"),
             # `before` pages exactly: no two memories of an agent share an updatedAt (a write that
-            # would tie moves on by a microsecond, see services.memory_commit).
+            # would tie moves on by a microsecond, see memory.store.rows.save_unique).
             models.UniqueConstraint(fields=["agent", "updated_at"], name="memory_updated_unique_per_agent"),
         ]
         indexes = [

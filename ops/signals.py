@@ -1,5 +1,6 @@
-"""What feeds the counters and the operator's log lines: model signals (a chat started, a memory
-run recorded), django-q's post_execute (a task finished) and the engines' model_called.
+"""What feeds the counters and the operator's log lines: a chat started (the conversation's insert),
+the memory's events (memory.store.events: a change that wrote an audit row), django-q's
+post_execute (a task finished) and the engines' model_called.
 Codes, numbers and ids of agents only: never a memory's text, a message or a key."""
 
 import logging
@@ -12,7 +13,7 @@ from django_q.signals import post_execute_in_worker, pre_execute
 
 from agents.engines import model_called as model_called_signal
 from agents.models import Conversation
-from memory.models import MemoryRun
+from memory.store.events import MemoryChanged, memory_changed
 from ops import counters
 
 log = logging.getLogger("agentnava.ops")
@@ -24,26 +25,29 @@ def chat_started(sender, instance, created, **kwargs):
         counters.add("chat_starts", memory="yes" if instance.uses_memory else "no")
 
 
-@receiver(post_save, sender=MemoryRun, dispatch_uid="ops.memory_run")
-def memory_run_recorded(sender, instance, created, **kwargs):
-    if not created:
+@receiver(memory_changed, dispatch_uid="ops.memory_run")
+def memory_run_recorded(sender, event: MemoryChanged, **kwargs):
+    """A change that wrote an audit row: counted, and one log line. Heard inside the change's
+    transaction, as the audit row's own save was."""
+    run = event.run
+    if run is None:
         return
-    counters.add("memory_runs", kind=instance.kind, status=instance.status)
-    for reason, count in (instance.dropped or {}).items():
-        counters.add("guard_drops", int(count), kind=instance.kind, reason=reason)
+    counters.add("memory_runs", kind=run.kind, status=run.status)
+    for reason, count in run.dropped.items():
+        counters.add("guard_drops", int(count), kind=run.kind, reason=reason)
     log.info(
         "memory_run",
         extra={
             "event": "memory_run",
-            "agent_id": getattr(instance.memory, "agent_id", None),
-            "kind": instance.kind,
-            "outcome": instance.status,
-            "error_code": instance.error or None,
-            "duration_ms": instance.duration_ms,
-            "added": instance.added,
-            "replaced": instance.replaced,
-            "removed": instance.removed,
-            "dropped": sum((instance.dropped or {}).values()),
+            "agent_id": event.agent_id,
+            "kind": run.kind,
+            "outcome": run.status,
+            "error_code": run.error or None,
+            "duration_ms": run.duration_ms,
+            "added": run.counts.added,
+            "replaced": run.counts.replaced,
+            "removed": run.counts.removed,
+            "dropped": sum(run.dropped.values()),
         },
     )
 

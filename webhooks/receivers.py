@@ -1,22 +1,22 @@
-"""Where memory changes become webhook events, without `memory` knowing about webhooks (STYLE:
-the lower layer calls up through signals). Every change of a memory is saved by
-`memory.store.commit.memory_commit` with the fields it changed, so `update_fields` says what happened:
+"""Where memory events become webhook events, without `memory` knowing about webhooks (the lower
+layer says what happened through its events, memory.store.events). Each action of
+memory.store.actions says what it did, and the mapping is explicit:
 
-- `stopped_at` set: memory.stopped (they asked to stop; emptied);
-- the text emptied with a new horizon (delete, expiry): memory.deleted;
-- any other change of the text: memory.updated, with its line count (and the last run's counts
-  when a run wrote it);
-- an end user erased (`memory.store.services.end_user_erase` sends `end_user_erased`): end_user.erased
-  with what was removed.
+- a memory stopped that was not stopped: memory.stopped;
+- a memory deleted or expired that held lines: memory.deleted;
+- any other change of its words (a set, a line edited, a forget, a run, Apply): memory.updated,
+  with its line count (and the run's counts when a quiet-window run made it);
+- a resume, a run that kept every line, a failed run: nothing;
+- an end user erased (`end_user_erased`): end_user.erased with what was removed.
 
-The payloads are ids and counts; never the memory's words."""
+The deliveries are written in the change's transaction (the outbox: a rolled-back change sends
+nothing, a committed one is never lost). The payloads are ids and counts; never the memory's words."""
 
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from agents.models import Agent
-from memory.models import Memory
-from memory.store.events import end_user_erased
+from agents.models import Agent, EndUser
+from memory.store.events import MemoryChanged, end_user_erased, memory_changed
 from webhooks.models import Endpoint
 from webhooks.services import emit, forget_end_user, forget_endpoints
 
@@ -24,37 +24,35 @@ post_save.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.endp
 post_delete.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.endpoint_deleted")
 
 
-def memory_event(memory: Memory, fields: frozenset) -> tuple[str, dict] | None:
-    if "stopped_at" in fields:
-        if memory.stopped_at is None:
-            return None  # resumed: nothing is kept until a later change
-        return "memory.stopped", {"stoppedAt": memory.stopped_at.isoformat()}
-    if "text" not in fields:
+def webhook_event(event: MemoryChanged) -> tuple[str, dict] | None:
+    """The webhook event a memory change sends (its name and its counts), or None."""
+    if event.kind == "stopped":
+        if event.was_stopped:
+            return None  # stopped again: nothing new for the receiver
+        return "memory.stopped", {"stoppedAt": event.stopped_at.isoformat()}
+    if not event.text_changed:
         return None
-    if not memory.text and "horizon_at" in fields:
-        return "memory.deleted", {"deletedAt": memory.updated_at.isoformat()}
-    data = {"lines": len(memory.lines), "updatedAt": memory.updated_at.isoformat()}
-    if "last_run" in fields and memory.last_run:
-        data["lastRun"] = {
-            key: memory.last_run[key] for key in ("added", "replaced", "removed") if key in memory.last_run
-        }
+    if event.kind in ("deleted", "expired"):
+        return "memory.deleted", {"deletedAt": event.at.isoformat()}
+    data = {"lines": event.lines, "updatedAt": event.at.isoformat()}
+    if event.kind == "run":
+        data["lastRun"] = event.counts.as_dict()
     return "memory.updated", data
 
 
-@receiver(post_save, sender=Memory, dispatch_uid="webhooks.memory_saved")
-def memory_saved(sender, instance, created, update_fields=None, **kwargs):
-    if created or not update_fields:
-        return
-    found = memory_event(instance, frozenset(update_fields))
+@receiver(memory_changed, dispatch_uid="webhooks.memory_changed")
+def memory_was_changed(sender, event: MemoryChanged, **kwargs):
+    found = webhook_event(event)
     if found is None:
         return
-    event, counts = found
+    name, counts = found
 
     def data():
-        agent_public_id = Agent.objects.filter(pk=instance.agent_id).values_list("public_id", flat=True).get()
-        return {"agentId": agent_public_id, "endUserId": instance.end_user.external_id, **counts}
+        agent_public_id = Agent.objects.filter(pk=event.agent_id).values_list("public_id", flat=True).get()
+        external_id = EndUser.objects.filter(pk=event.end_user_id).values_list("external_id", flat=True).get()
+        return {"agentId": agent_public_id, "endUserId": external_id, **counts}
 
-    emit(agent_id=instance.agent_id, event=event, data=data)
+    emit(agent_id=event.agent_id, event=name, data=data)
 
 
 @receiver(end_user_erased, dispatch_uid="webhooks.end_user_erased")

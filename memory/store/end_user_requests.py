@@ -5,10 +5,10 @@
   `memory_stop`, with an audit row of kind `end_user_request`; the commit empties the notes of
   their chats, this one included, so the rest of it does not lean on it.
 * "forget that I work from Pune" / "remove what you know about my phone" / "can you forget how I
-  like to be contacted?": the line(s) about it are removed (one `commit.memory_commit`, audit row of
-  kind `end_user_request`), the reply says what was removed, and what they said before that is not
+  like to be contacted?": the line(s) about it are removed (`actions.memory_forget`, audit row
+  of kind `end_user_request`), the reply says what was removed, and what they said before that is not
   read yet is read later with it excluded.
-* "remember me again" (after a stop): `memory.stop(false)` and their yes recorded as consent; the
+* "remember me again" (after a stop): `memory_resume` and their yes recorded as consent; the
   next chat uses memory again, and nothing said before it is read.
 * "what do you remember about me?": the lines, as the chat's agent would see them; in a chat that
   does not use memory, that this chat does not use it (and how to manage it).
@@ -49,10 +49,10 @@ from memory import guards as policy
 from memory.guards.sources import with_english_names
 from memory.guards.text import plain, sentences, surface, words
 from memory.models import Memory, MemoryRun
-from memory.store.commit import memory_commit, memory_locked
+from memory.store.actions import memory_forget, memory_resume, memory_stop
 from memory.store.note import note_lines, render_note
+from memory.store.rows import memory_locked
 from memory.store.selectors import memory_of
-from memory.store.services import memory_stop
 
 MAX_REQUEST_CHARS = 500  # a forget or show request is a short message; longer ones are not parsed for them
 MAX_MESSAGE_CHARS = 4000  # a stop is looked for in any chat message (surfaces.chat.send.MAX_MESSAGE_CHARS)
@@ -433,7 +433,7 @@ def _quoted(lines: list[str], lang: str) -> str:
 def _stop(conversation: Conversation, memory: Memory | None, lang: str, now: datetime) -> str:
     if memory is not None and memory.stopped_at is not None:
         return _reply("already_stopped", lang)
-    memory_stop(end_user=conversation.end_user, stop=True, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
+    memory_stop(end_user=conversation.end_user, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
     conversation.memory_note = ""  # the commit emptied their chats' notes: this one too
     return _reply("stopped", lang)
 
@@ -468,9 +468,7 @@ def _forget(conversation: Conversation, request: EndUserRequest, now: datetime) 
         gone = set(removed)
         kept = [line for line in lines if line not in gone and _quotable(line)]
         pending = _pending_with(memory.forget_pending, now=now, subject=request.subject, removed=removed)
-        memory_commit(
-            memory, now=now, kind=MemoryRun.Kind.END_USER_REQUEST, lines=kept, forget=pending, audit=bool(removed)
-        )
+        memory_forget(memory=memory, kept=kept, removed=removed, pending=pending, now=now)
     conversation.memory_note = render_note(note_lines(memory)) if conversation.uses_memory else ""
     if not removed:
         return _reply(_nothing_removed(request, lines), lang)
@@ -491,7 +489,7 @@ def _resume(conversation: Conversation, memory: Memory | None, lang: str, now: d
     chat's own question records it. What they say from now on, in this chat too, may be kept."""
     if memory is None or memory.stopped_at is None:
         return _reply("not_stopped", lang)
-    memory_stop(end_user=conversation.end_user, stop=False, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
+    memory_resume(end_user=conversation.end_user, kind=MemoryRun.Kind.END_USER_REQUEST, now=now)
     consent_set(end_user=conversation.end_user, agreed=True, source=Consent.Source.CHAT_PROMPT, now=now)
     return _reply("resumed", lang)
 

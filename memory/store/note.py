@@ -1,5 +1,5 @@
 """The note a chat's agent receives (R17): built at conversation start, then kept in step with the
-memory by `memory.store.commit` (the next turn of an open chat sees a stop or delete); shown on the Memory tab."""
+memory by `memory.store.rows.commit_changes` (the next turn of an open chat sees a stop or delete); shown on the Memory tab."""
 
 import functools
 import re

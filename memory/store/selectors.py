@@ -6,7 +6,7 @@ import binascii
 import functools
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from django.db.models import F, Min, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
@@ -14,11 +14,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agents.errors import AppError
-from agents.models import ActionRun, Agent, Conversation, EndUser, Message
+from agents.models import ActionRun, Agent, AgentVersion, Conversation, EndUser, Message
 from memory.models import Memory
 
 MAX_MESSAGES_PER_RUN = 200
 MAX_CONTEXT_REPLIES = 20
+MEMORY_OFF_GRACE_DAYS = 30  # R4
 
 
 def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
@@ -123,6 +124,34 @@ def memory_of(end_user: EndUser | int) -> Memory | None:
 def memories_of(end_users: Iterable[EndUser]) -> dict[int, Memory]:
     """The memory rows of several end users in one query, by end-user id; one without a row is absent."""
     return {memory.end_user_id: memory for memory in Memory.objects.filter(end_user_id__in=[e.pk for e in end_users])}
+
+
+def memories_expired(agent: Agent, now: datetime) -> QuerySet[Memory]:
+    """The agent's memories whose time is up, whatever their history: those holding lines, or
+    chats not yet read, whose
+
+    - keepForDays has passed, counted from the end user's last chat, or from the memory's last
+      change when they never chatted (R4's "how long to keep it");
+    - or, where memory is not in use (off in the published version, or a plan without memory):
+      30 days have passed since it was turned off (R4), or, when it never was on or the plan
+      took memory away (no switch to count from), since the memory's last change."""
+    memories = Memory.objects.filter(agent=agent)
+    holds_something = (
+        ~Q(text="")
+        | Q(read_up_to__isnull=True, end_user__last_chat_at__isnull=False)
+        | Q(read_up_to__lt=F("end_user__last_chat_at"))
+    )
+    config = AgentVersion.objects.published(agent).config
+    cutoff = now - timedelta(days=config["memorySettings"]["keepForDays"])
+    time_is_up = Q(end_user__last_chat_at__lt=cutoff) | Q(end_user__last_chat_at__isnull=True, updated_at__lt=cutoff)
+    if not (config["memorySettings"]["on"] and agent.team.has_memory):
+        off_cutoff = now - timedelta(days=MEMORY_OFF_GRACE_DAYS)
+        if agent.memory_off_since is not None:
+            if agent.memory_off_since < off_cutoff:
+                return memories.filter(holds_something)
+        else:
+            time_is_up |= Q(updated_at__lt=off_cutoff)
+    return memories.filter(holds_something).filter(time_is_up)
 
 
 # --- Who is remembered: one definition and one keyset cursor for the tab and the API ---------

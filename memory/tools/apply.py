@@ -13,8 +13,8 @@ Guarantees:
 
 Reviews are recorded in batches (up to BATCH_SIZE memories, fewer when the task's time is up or
 the model fails): one transaction locks the job and the batch's memories, commits each change
-through `memory_commit` (with a `CommitBatch`: one UPDATE of the memories, one INSERT of the
-audit rows) and moves the job's counts and cursor with them. A review that raises records those
+through `actions.plan_apply` (all written by `rows.commit_changes`: one UPDATE of the memories,
+one INSERT of the audit rows) and moves the job's counts and cursor with them. A review that raises records those
 before it first.
 
 It runs as a job of `memory.tools.jobs`, the framework it shares with Try (start, the stepper,
@@ -36,7 +36,8 @@ from agents.engines import EngineError, EngineResult, get_engine
 from agents.errors import AppError
 from agents.models import Agent, AgentVersion
 from memory.models import ApplyJob, Memory, MemoryRun
-from memory.store.commit import CommitBatch, memory_commit
+from memory.store.actions import Audit, plan_apply, plan_apply_failure
+from memory.store.rows import FreeTimes, MemoryChange, commit_changes
 from memory.tools import jobs
 from memory.writer.run import Outcome, propose
 
@@ -138,29 +139,26 @@ def _take(job: ApplyJob, memory_id: int, *, retry: bool) -> bool:
     return True
 
 
-def _record_failure(job: ApplyJob, review: _Review, current: Memory | None, batch: CommitBatch, engine, now) -> None:
+def _record_failure(
+    job: ApplyJob, review: _Review, current: Memory | None, changes: list[MemoryChange], engine, now
+) -> None:
     """A review that failed: the memory stays in `failed_ids` (Resume reviews it again) and gets a
     failed audit row."""
     job.failed += 1
     job.failed_ids = [*job.failed_ids, review.memory.pk]
     if current is None:
         return
-    memory_commit(
-        current,
-        now=now,
+    audit = Audit(
         kind=MemoryRun.Kind.APPLY,
-        status=MemoryRun.Status.FAILED,
-        run={
-            "engine": (engine or get_engine()).name,
-            "error": (review.error_code or "")[:200],
-            "duration_ms": review.duration_ms,
-        },
         actor_id=job.created_by_id,
-        batch=batch,
+        engine=(engine or get_engine()).name,
+        error=review.error_code or "",
+        duration_ms=review.duration_ms,
     )
+    changes.append(plan_apply_failure(memory=current, audit=audit, now=now))
 
 
-def _record_review(job: ApplyJob, review: _Review, current: Memory | None, batch: CommitBatch, now) -> None:
+def _record_review(job: ApplyJob, review: _Review, current: Memory | None, changes: list[MemoryChange], now) -> None:
     """A review that answered: its change is committed only if nobody changed the memory since it
     was read."""
     outcome, result = review.outcome, review.result
@@ -170,28 +168,23 @@ def _record_review(job: ApplyJob, review: _Review, current: Memory | None, batch
         return
     if current.text != review.memory.text or current.stopped_at is not None:  # changed since it was read
         return
-    memory_commit(
-        current,
-        now=now,
+    audit = Audit(
         kind=MemoryRun.Kind.APPLY,
-        lines=outcome.lines,
-        run={
-            "engine": result.engine,
-            "dropped": dict(outcome.dropped),
-            "duration_ms": review.duration_ms,
-            "input_tokens": result.input_tokens,
-            "output_tokens": result.output_tokens,
-        },
         actor_id=job.created_by_id,
-        batch=batch,
+        engine=result.engine,
+        dropped=dict(outcome.dropped),
+        duration_ms=review.duration_ms,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
     )
+    changes.append(plan_apply(memory=current, lines=outcome.lines, audit=audit, now=now))
     job.changed += 1
     job.replaced += outcome.replaced
     job.removed += outcome.removed
 
 
 def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool = False) -> bool:
-    """Record reviews in one transaction: each changed memory through `memory_commit` (its audit
+    """Record reviews in one transaction: each changed memory through `plan_apply` (its audit
     row), the job's counts and cursor with them. Returns whether the job goes on (False when it
     was cancelled or ended meanwhile: nothing of the batch is recorded). `retry`: memories whose
     review failed before (taken from `retry_ids`, not the cursor). A review already recorded (a
@@ -200,7 +193,7 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
         locked_job = ApplyJob.objects.select_for_update().get(pk=job.pk)
         if not locked_job.is_active or locked_job.cancel_requested:
             return False
-        batch = CommitBatch(now)
+        changes: list[MemoryChange] = []
         ids = [r.memory.pk for r in reviews]
         locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
         dropped = Counter(locked_job.dropped)
@@ -209,13 +202,13 @@ def _record(job: ApplyJob, reviews: list[_Review], engine, now, *, retry: bool =
                 continue
             current = locked.get(review.memory.pk)
             if review.error_code:
-                _record_failure(locked_job, review, current, batch, engine, now)
+                _record_failure(locked_job, review, current, changes, engine, now)
             else:
                 dropped += review.outcome.dropped if review.outcome else Counter()
-                _record_review(locked_job, review, current, batch, now)
+                _record_review(locked_job, review, current, changes, now)
             if not retry:
                 locked_job.cursor = review.memory.pk
-        batch.flush()
+        commit_changes(changes, now=now, free_times=FreeTimes())
         locked_job.dropped = dict(dropped)
         locked_job.heartbeat_at = now  # the job's heartbeat moves with what it recorded
         locked_job.save(update_fields=[*RECORDED, "heartbeat_at"])

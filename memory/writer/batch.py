@@ -8,8 +8,8 @@ active chats, what each may read, the versions those chats began on), asks the e
 guards for each end user exactly as a single run does (`writer.propose_read`), then commits every
 change in one transaction: the memory rows are locked together (in id order, so two batches never
 deadlock), each one is compared with what was read, and each change goes through
-`commit.memory_commit` (the one owner of memory writes) with its audit row, due queue and notes
-written together by a `CommitBatch`.
+`actions.plan_run`, all of them written together by `rows.commit_changes` (the one writer of
+memory rows: one UPDATE of the memories, one INSERT of the audit rows, the due queue, the notes).
 
 Whatever a batch cannot do simply goes to the single run, one end user at a time: a pending
 forget, a chat still active (its cutoff is the single run's), a memory changed since it was read,
@@ -32,7 +32,8 @@ from agents.engines import EngineError
 from agents.models import AgentVersion, EndUser
 from memory.models import Memory, MemoryRun
 from memory.store import due
-from memory.store.commit import TIE_CONSTRAINT, CommitBatch, memory_commit
+from memory.store.actions import Audit, plan_run
+from memory.store.rows import FreeTimes, commit_changes, is_tie, memories_locked
 from memory.store.selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
 from memory.writer.run import _record_failure, propose_read, run_quiet_window
 
@@ -83,9 +84,9 @@ def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
         missing = [e for e in end_users if e.pk not in rows]
         if not missing:
             break
-        free = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt else 0)
+        free = FreeTimes(spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt else 0)
         Memory.objects.bulk_create(
-            [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.updated_at_for(e.agent_id, now)) for e in missing],
+            [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.take(e.agent_id, now)) for e in missing],
             ignore_conflicts=True,  # created meanwhile, or a tie on updated_at: read back, then again
         )
         rows.update(memories_of(missing))
@@ -187,7 +188,7 @@ def _commit_with_retries(
             with transaction.atomic():
                 return _commit(pending, finished, now, changed, retry=attempt > 1), changed
         except IntegrityError as exc:
-            if TIE_CONSTRAINT not in str(exc) and "memory_memory.updated_at" not in str(exc):
+            if not is_tie(exc):
                 log.warning(
                     "memory batch refused (%s); running its %d end users one by one", type(exc).__name__, len(pending)
                 )
@@ -211,44 +212,28 @@ def _commit_with_retries(
 def _commit(
     pending: dict[int, _Pending], finished: dict[int, bool], now: datetime, alone: list[int], *, retry: bool = False
 ) -> list[MemoryRun]:
-    batch = CommitBatch(now, spread_microseconds=RETRY_SPREAD_MICROSECONDS if retry else 0)
-    locked = {
-        m.pk: m
-        for m in Memory.objects.select_for_update()
-        .filter(pk__in=[p.memory.pk for p in pending.values()])
-        .order_by("pk")
-    }
-    rows = []
+    locked = memories_locked(p.memory.pk for p in pending.values())
+    changes = []
     for pk, item in pending.items():
         memory, inp, outcome, results = locked.get(item.memory.pk), item.inp, item.outcome, item.results
         if memory is None or not _unchanged(memory, item.memory):
             alone.append(pk)  # changed since it was read: read again, alone
             continue
         read_to = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
-        row = memory_commit(
-            memory,
-            now=now,
+        audit = Audit(
             kind=MemoryRun.Kind.QUIET,
-            lines=outcome.lines,
+            engine=results[0].engine if results else "",
+            dropped=dict(outcome.dropped),
+            messages_read=len(inp["messages"]),
+            actions_read=len(inp["actions"]),
+            read_from=item.memory.read_up_to,
             read_to=read_to,
-            run={
-                "engine": results[0].engine if results else "",
-                "dropped": dict(outcome.dropped),
-                "messages_read": len(inp["messages"]),
-                "actions_read": len(inp["actions"]),
-                "read_from": item.memory.read_up_to,
-                "read_to": read_to,
-                "duration_ms": int((time.monotonic() - item.started) * 1000),
-                "input_tokens": sum(r.input_tokens for r in results),
-                "output_tokens": sum(r.output_tokens for r in results),
-            },
-            last_run=True,
-            last_failure=None,
-            due_state="finish",
-            more_to_read=inp["read_to"] < now,
-            batch=batch,
+            duration_ms=int((time.monotonic() - item.started) * 1000),
+            input_tokens=sum(r.input_tokens for r in results),
+            output_tokens=sum(r.output_tokens for r in results),
         )
-        rows.append(row)
-    batch.finished.update({pk: more for pk, more in finished.items() if pk not in batch.finished})
-    batch.flush()
-    return [row for row in rows if row is not None]
+        changes.append(
+            plan_run(memory=memory, lines=outcome.lines, audit=audit, more_to_read=inp["read_to"] < now, now=now)
+        )
+    free_times = FreeTimes(spread_microseconds=RETRY_SPREAD_MICROSECONDS if retry else 0)
+    return commit_changes(changes, now=now, free_times=free_times, finished=finished)

@@ -21,14 +21,14 @@ from memory import guards as policy
 from memory.guards.instructions import REVIEW_INSTRUCTIONS, layered_instructions
 from memory.models import Memory, MemoryRun
 from memory.store import due
-from memory.store.commit import UNSET, memory_commit, memory_locked, memory_row_for
+from memory.store.actions import Audit, memory_forget_read_past, memory_record_failure, plan_run
+from memory.store.rows import commit_changes, memory_locked, memory_row_for
 from memory.store.selectors import read_cutoff, writer_input
 from memory.writer.dates import short_date
 from memory.writer.schema import OUTPUT_SCHEMA
 
 TASK = "memory_operations"
 OPS = ("keep", "add", "replace", "remove")
-RETRY_BACKOFF_MINUTES = (1, 5, 15)  # after a failed run; then the failure shows on the Memory tab
 CONTEXT_NOTE = "The agent's reply: context only, never a source."
 
 
@@ -310,30 +310,14 @@ def version_configs(inp: dict) -> dict:
 def _record_failure(
     *, end_user: EndUser, exc: EngineError, now: datetime, started: float, read_from, kind: str, engine
 ) -> MemoryRun:
-    with memory_locked(end_user, now) as memory:
-        attempts = (memory.last_failure or {}).get("attempts", 0) + 1
-        retry_at = (
-            now + timedelta(minutes=RETRY_BACKOFF_MINUTES[attempts - 1])
-            if attempts <= len(RETRY_BACKOFF_MINUTES)
-            else None
-        )
-        # After the last retry: given up until their next chat; the Memory tab shows last_failure.
-        return memory_commit(
-            memory,
-            now=now,
-            kind=kind,
-            status=MemoryRun.Status.FAILED,
-            run={
-                "engine": (engine or get_engine()).name,
-                "error": exc.code[:200],
-                "attempt": attempts,
-                "read_from": read_from,
-                "duration_ms": int((time.monotonic() - started) * 1000),
-            },
-            last_failure={"at": now.isoformat(), "code": exc.code, "attempts": attempts},
-            due_state="defer",
-            retry_at=retry_at,
-        )
+    audit = Audit(
+        kind=kind,
+        engine=(engine or get_engine()).name,
+        error=exc.code,
+        read_from=read_from,
+        duration_ms=int((time.monotonic() - started) * 1000),
+    )
+    return memory_record_failure(end_user=end_user, audit=audit, now=now)
 
 
 def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetime | None, datetime]:
@@ -393,7 +377,7 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
     without memory writes nothing; a model failure, a malformed answer included, leaves the text
     and `read_up_to` as they were, records a failed run, and retries later with backoff.
     Idempotent: a second delivery of the same task finds nothing new. Returns the audit row, or
-    None when there was nothing to do. The change itself is `commit.memory_commit`'s."""
+    None when there was nothing to do. The change itself is `actions.plan_run`'s."""
     now = now or timezone.now()
     end_user = EndUser.objects.select_related("agent__team").filter(pk=end_user_id).first()
     if end_user is None:  # erased since the task was queued
@@ -412,10 +396,7 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
         pending = memory.forget_pending
         if not inp["messages"] and not inp["actions"]:
             if pending and inp["read_to"] > parse_datetime(pending["before"]):
-                with memory_locked(end_user, now) as locked:  # the forget's part is read: let it go
-                    if locked.forget_pending == pending:
-                        memory_commit(locked, now=now, kind=MemoryRun.Kind.QUIET, forget=None, audit=False)
-                memory = locked
+                memory = memory_forget_read_past(end_user=end_user, pending=pending, now=now)  # its part is read
                 continue
             due.finish(end_user.pk, now, more_to_read=False)
             return None
@@ -451,27 +432,26 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
                 memory = locked
                 continue
             read_past_forget = bool(pending) and inp["read_to"] > parse_datetime(pending["before"])
-            return memory_commit(
-                locked,
-                now=now,
+            audit = Audit(
                 kind=MemoryRun.Kind.QUIET,
-                lines=outcome.lines,
+                engine=results[0].engine if results else "",
+                dropped=dict(outcome.dropped),
+                messages_read=len(inp["messages"]),
+                actions_read=len(inp["actions"]),
+                read_from=read_from,
                 read_to=read_to,
-                forget=None if read_past_forget else UNSET,
-                run={
-                    "engine": results[0].engine if results else "",
-                    "dropped": dict(outcome.dropped),
-                    "messages_read": len(inp["messages"]),
-                    "actions_read": len(inp["actions"]),
-                    "read_from": read_from,
-                    "read_to": read_to,
-                    "duration_ms": int((time.monotonic() - started) * 1000),
-                    "input_tokens": sum(r.input_tokens for r in results),
-                    "output_tokens": sum(r.output_tokens for r in results),
-                },
-                last_run=True,
-                last_failure=None,
-                due_state="finish",
-                more_to_read=inp["read_to"] < cutoff or read_past_forget,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                input_tokens=sum(r.input_tokens for r in results),
+                output_tokens=sum(r.output_tokens for r in results),
             )
+            change = plan_run(
+                memory=locked,
+                lines=outcome.lines,
+                audit=audit,
+                read_past_forget=read_past_forget,
+                more_to_read=inp["read_to"] < cutoff or read_past_forget,
+                now=now,
+            )
+            [row] = commit_changes([change], now=now)
+            return row
     return None

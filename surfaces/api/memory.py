@@ -334,7 +334,9 @@ class MemoryStopApi(TeamApi):
         data = parse_body(self.StopIn, request)
         with transaction.atomic():
             end_user = end_user_for_write(agent, end_user_id)
-            services.memory_stop(end_user=end_user, stop=data["stop"], kind=MemoryRun.Kind.API_SET)
+            (services.memory_stop if data["stop"] else services.memory_resume)(
+                end_user=end_user, kind=MemoryRun.Kind.API_SET
+            )
         return with_etag(memory_answer(agent, end_user))
 
 

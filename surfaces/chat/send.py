@@ -35,7 +35,7 @@ NO_MEMORY = (
 
 def system_prompt(conversation: Conversation) -> str:
     """The agent's instructions and guardrails, then the memory note when memory is used (R17),
-    kept in step with the memory (memory.store.commit rewrites it), or, in a chat that does not use
+    kept in step with the memory (memory.store.rows rewrites it), or, in a chat that does not use
     memory, that it does not (so no agent claims to remember in one)."""
     config = conversation.version.config
     parts = [config.get("instructions", "")]

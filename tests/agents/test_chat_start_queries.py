@@ -32,7 +32,7 @@ def test_chat_start_with_memory_costs_at_most_one_query_more(agent):
 def test_a_stopped_memory_is_still_gated_with_the_single_read(agent):
     end_user = services.end_user_get_or_create(agent=agent, external_id="u_s")
     memory_set(end_user=end_user, text="Prefers email.")
-    memory_stop(end_user=end_user, stop=True)
+    memory_stop(end_user=end_user)
     conversation = chat_start.conversation_start(agent=agent, external_id="u_s")
     assert conversation.uses_memory is False and conversation.memory_off_reason == "stopped"
     assert conversation.memory_note == ""

@@ -54,7 +54,7 @@ def versioned_write(end_user, action, made_on, args):
     number, *rest = args
     was = lines[number - 1] if 1 <= number <= len(lines) else None
     if action == "edit":
-        services.memory_line_replace(end_user=end_user, index=number, text=rest[0], was=was, made_on=made_on)
+        services.memory_line_edit(end_user=end_user, index=number, text=rest[0], was=was, made_on=made_on)
         return [*lines[: number - 1], rest[0], *lines[number:]]
     services.memory_line_delete(end_user=end_user, index=number, was=was, made_on=made_on)
     return [*lines[: number - 1], *lines[number:]]

@@ -113,7 +113,7 @@ def test_after_retention_no_chat_from_before_a_delete_or_stop_brings_a_line_back
     assert memory.read_up_to >= last + timedelta(hours=2)
     if how == "stop_then_resume":
         assert memory.stopped_at is not None  # the stop survives retention
-        services.memory_stop(end_user=end_user, stop=False, now=expired_at + timedelta(days=1))
+        services.memory_resume(end_user=end_user, now=expired_at + timedelta(days=1))
     _, later = say(agent, "u_1", "Please email me.", at=expired_at + timedelta(days=2))
     sweep(later + timedelta(hours=1))
     assert lines(agent, "u_1") == [FACTS["email"]]  # never the Pune office again

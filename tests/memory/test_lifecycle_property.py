@@ -165,7 +165,7 @@ class World:
         self.tick()
         memory = self.memory(u)
         was_stopped = memory is not None and memory.stopped_at is not None
-        services.memory_stop(end_user=self.end_user(u), stop=stop, now=self.now)
+        (services.memory_stop if stop else services.memory_resume)(end_user=self.end_user(u), now=self.now)
         if stop or was_stopped:  # a resume of a memory that was not stopped changes nothing
             self.barrier[u] = self.now
         self.open.pop(u, None)  # a chat begun while stopped does not use memory; begin anew after

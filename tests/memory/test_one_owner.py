@@ -1,5 +1,5 @@
 """One owner per piece of memory state (issue 9, STYLE "one owner"): the source itself is checked, so a
-new path that writes around `memory.store.commit` or `memory.store.due` fails here rather than in production."""
+new path that writes around `memory.store.actions` / `memory.store.rows` or `memory.store.due` fails here rather than in production."""
 
 import re
 from pathlib import Path
@@ -12,7 +12,7 @@ RULES = [
     (
         "an audit row is written",
         re.compile(r"MemoryRun\.objects\.(?:create|bulk_create|get_or_create|update_or_create)|=\s*MemoryRun\("),
-        {"memory/store/commit.py"},
+        {"memory/store/actions.py", "memory/store/rows.py"},  # planned by an action, inserted by commit_changes
     ),
     (
         "a memory's text, horizon or read_up_to is written",
@@ -20,7 +20,7 @@ RULES = [
             r"\.(?:text|read_up_to|horizon_at|stopped_at|forget_pending)\s*=(?!=)|update\([^)]*\b(?:text|read_up_to|horizon_at|stopped_at)=(?!\s*models\.)"
         ),
         {
-            "memory/store/commit.py",
+            "memory/store/actions.py",
             "memory/writer/offline/engine.py",
         },  # the offline engine's own line objects, not Memory rows
     ),
@@ -35,7 +35,7 @@ RULES = [
         "a chat's note is written after it started",
         re.compile(r"update\([^)]*memory_note=|\.memory_note\s*=(?!=)"),
         {
-            "memory/store/commit.py",
+            "memory/store/rows.py",
             "agents/services.py",  # built once at start, from the memory, through the port
             "surfaces/embed/services.py",  # the switch empties it with the rest of the chat's memory state
             "memory/store/end_user_requests.py",  # the in-memory copy of the row the commit just rewrote

@@ -25,7 +25,8 @@ from agents.models import Agent, EndUser, Plan
 from memory import guards as policy
 from memory.models import Memory
 from memory.store import services
-from memory.store.commit import memory_commit, memory_locked
+from memory.store.actions import _Draft
+from memory.store.rows import commit_changes, memory_locked
 from memory.writer import sweep as writer_sweep
 from surfaces.chat import record as chat_record
 from surfaces.chat import start as chat_start
@@ -117,8 +118,10 @@ class World:
         """A memory as an older version wrote it, before the plan and the switch gated sets."""
         self.tick()
         text = f"Likes topic {next(self.sets)}."
-        with memory_locked(self.end_user(u), self.now) as memory:
-            memory_commit(memory, now=self.now, kind="api_set", lines=[text])
+        with memory_locked(self.end_user(u), self.now) as memory:  # memory_set's change, without its gates
+            draft = _Draft(memory, now=self.now)
+            draft.lines([text])
+            commit_changes([draft.edit("set", source="api_set", actor_id=None)], now=self.now)
         self.texts[u] = text
 
     def chat(self, u):

@@ -352,7 +352,7 @@ def test_a_line_edit_made_on_a_stale_page_is_refused_and_the_writers_memory_stay
     assert memory.text == writers and memory.runs.count() == runs
     # The service refuses it the same way when called directly, with nothing changed.
     with pytest.raises(policy.MemoryRefused) as refused:
-        services.memory_line_replace(end_user=memory.end_user, index=1, text="Works from home.", was=seen, actor=user)
+        services.memory_line_edit(end_user=memory.end_user, index=1, text="Works from home.", was=seen, actor=user)
     assert (refused.value.reason, refused.value.message) == ("changed", services.CHANGED)
     memory.refresh_from_db()
     assert memory.text == writers

@@ -68,7 +68,7 @@ def corrected_by_the_team(agent, user):
     _, last = chat_and_remember(agent, "u_ananya", FIRST_CHAT)
     memory = Memory.objects.get(end_user__external_id="u_ananya")
     assert set(memory.lines) == {PUNE, EMAIL}, memory.lines
-    services.memory_line_replace(
+    services.memory_line_edit(
         end_user=memory.end_user, index=memory.lines.index(PUNE) + 1, text=MUMBAI, was=PUNE, actor=user
     )
     memory.refresh_from_db()

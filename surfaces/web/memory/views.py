@@ -319,7 +319,7 @@ def line_edit(request, public_id, end_user_id, index):
     edit = cleaned(LineEditForm(request.POST))
     text = edit["text"]
     try:
-        services.memory_line_replace(
+        services.memory_line_edit(
             end_user=end_user, index=index, text=text, was=edit["was"], made_on=edit["version"], actor=request.user
         )
     except policy.MemoryRefused as exc:
@@ -369,7 +369,7 @@ def memory_stop(request, public_id, end_user_id):
     agent = agent_for_user(request.user, public_id)
     end_user = _end_user_or_404(agent, end_user_id)
     stop = cleaned(StopForm(request.POST))["stop"]
-    services.memory_stop(end_user=end_user, stop=stop, actor=request.user)
+    (services.memory_stop if stop else services.memory_resume)(end_user=end_user, actor=request.user)
     messages.success(
         request,
         f"Stopped: {end_user.external_id}'s memory is empty and nothing more is kept."
