@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from agents.models import AgentDraft
+from memory import guards as policy
 from memory.models import Memory, MemoryRun
 from memory.store import services
 from memory.tools import apply
@@ -111,7 +112,7 @@ def test_the_builder_refuses_instructions_holding_a_slashed_card(agent, user):
 )
 def test_every_shape_of_a_card_is_refused_by_set(agent, text):
     end_user = remembered(agent, "u_1", LINES).end_user
-    with pytest.raises(services.policy.MemoryRefused) as refused:
+    with pytest.raises(policy.MemoryRefused) as refused:
         services.memory_set(end_user=end_user, text=text)
     assert refused.value.reason == "card_number"
 
