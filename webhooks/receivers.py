@@ -27,7 +27,7 @@ post_delete.connect(forget_endpoints, sender=Endpoint, dispatch_uid="webhooks.en
 def webhook_event(event: MemoryChanged) -> tuple[str, dict] | None:
     """The webhook event a memory change sends (its name and its counts), or None."""
     if event.kind == "stopped":
-        if event.was_stopped:
+        if event.was_stopped or event.stopped_at is None:
             return None  # stopped again: nothing new for the receiver
         return "memory.stopped", {"stoppedAt": event.stopped_at.isoformat()}
     if not event.text_changed:

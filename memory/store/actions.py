@@ -16,10 +16,9 @@ adds a line; `read_up_to` only moves forward.
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from agents.models import Agent, AgentVersion, EndUser
 from memory import guards as policy
@@ -28,6 +27,13 @@ from memory.store import events
 from memory.store.rows import DueAnswer, MemoryChange, commit_changes, memory_locked
 from memory.store.selectors import memories_expired, memory_of
 from memory.store.version import version_of
+
+
+class Actor(Protocol):
+    """Who made a person's change: a team member (the Memory tab), or no one (the API, the end user)."""
+
+    pk: Any
+
 
 MadeOn = str | Collection[str] | None  # the version(s) a person's write was made on (memory.store.version)
 RETRY_BACKOFF_MINUTES = (1, 5, 15)  # after a failed run; then the failure shows on the Memory tab
@@ -76,7 +82,7 @@ class _Draft:
         """The chats before a pending forget are read: it goes, and Try replays only what came after it."""
         pending = self.memory.forget_pending
         if pending:
-            forget_at = parse_datetime(pending["before"])
+            forget_at = datetime.fromisoformat(pending["before"])
             if self.memory.horizon_at is None or forget_at > self.memory.horizon_at:
                 self.put("horizon_at", forget_at)
         self.put("forget_pending", None)
@@ -108,7 +114,9 @@ class _Draft:
             due=due,
         )
 
-    def edit(self, kind: events.Kind, *, source: str, actor_id: int | None, due: DueAnswer | None = None):
+    def edit(
+        self, kind: events.Kind, *, source: str, actor_id: int | None, due: DueAnswer | None = None
+    ) -> MemoryChange:
         """A change made by a person: its audit row only when a line changed."""
         audit = Audit(kind=source, actor_id=actor_id) if self.counts().any() else None
         return self.change(kind, audit=audit, due=due)
@@ -141,7 +149,7 @@ class Audit:
         return MemoryRun(memory=memory, started_at=now, **counts.as_dict(), **values)
 
 
-def _actor_id(actor) -> int | None:
+def _actor_id(actor: Actor | None) -> int | None:
     return actor.pk if actor is not None else None
 
 
@@ -188,7 +196,7 @@ def memory_set(
     end_user: EndUser,
     text: str,
     kind: str = MemoryRun.Kind.TEAM_EDIT,
-    actor=None,
+    actor: Actor | None = None,
     made_on: MadeOn = None,
     now: datetime | None = None,
 ) -> Memory:
@@ -217,7 +225,7 @@ class LineAdded:
 
 
 def memory_line_add(
-    *, end_user: EndUser, text: str, actor=None, made_on: str | None = None, now: datetime | None = None
+    *, end_user: EndUser, text: str, actor: Actor | None = None, made_on: str | None = None, now: datetime | None = None
 ) -> LineAdded:
     """Add one line at the end of the memory, under the row lock: the lines are read after the
     lock is taken, so two adds at once both land (neither is lost) and each answers its own line
@@ -256,7 +264,7 @@ def memory_line_edit(
     index: int,
     text: str,
     was: str | None,
-    actor=None,
+    actor: Actor | None = None,
     made_on: MadeOn = None,
     now: datetime | None = None,
 ) -> Memory:
@@ -280,7 +288,7 @@ def memory_line_delete(
     end_user: EndUser,
     index: int,
     was: str | None,
-    actor=None,
+    actor: Actor | None = None,
     kind: str = MemoryRun.Kind.TEAM_EDIT,
     made_on: MadeOn = None,
     now: datetime | None = None,
@@ -302,7 +310,7 @@ def memory_delete(
     *,
     end_user: EndUser,
     kind: str = MemoryRun.Kind.TEAM_EDIT,
-    actor=None,
+    actor: Actor | None = None,
     made_on: MadeOn = None,
     now: datetime | None = None,
 ) -> Memory:
@@ -322,7 +330,7 @@ def memory_delete(
 
 
 def memory_stop(
-    *, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now: datetime | None = None
+    *, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor: Actor | None = None, now: datetime | None = None
 ) -> Memory:
     """They asked to stop: emptied, `read_up_to` moved to now, nothing more kept, and new chats do
     not use memory (R20). A memory already stopped starts its horizon again. Event: "stopped"."""
@@ -339,7 +347,7 @@ def memory_stop(
 
 
 def memory_resume(
-    *, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor=None, now: datetime | None = None
+    *, end_user: EndUser, kind: str = MemoryRun.Kind.TEAM_EDIT, actor: Actor | None = None, now: datetime | None = None
 ) -> Memory:
     """They changed their mind: memory resumes from now (nothing said while it was stopped, or
     before, is read). A memory that is not stopped is left as it is. Event: "resumed"."""

@@ -43,11 +43,10 @@ def is_tie(exc: Exception) -> bool:
 
 def _free_updated_at(agent_id: int, at: datetime, pk: int | None) -> datetime:
     """`at`, or the first microsecond after it that no other memory of the agent holds."""
-    taken = set(
-        Memory.objects.filter(agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50))
-        .exclude(pk=pk)
-        .values_list("updated_at", flat=True)
-    )
+    near = Memory.objects.filter(agent_id=agent_id, updated_at__gte=at, updated_at__lt=at + timedelta(milliseconds=50))
+    if pk is not None:  # not the row itself
+        near = near.exclude(pk=pk)
+    taken = set(near.values_list("updated_at", flat=True))
     while at in taken:
         at += ONE_MICROSECOND
     return at

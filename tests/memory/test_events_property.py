@@ -31,6 +31,8 @@ from memory.store.events import LineCounts, memory_changed, memory_committed
 from memory.store.rows import memory_row_for
 from memory.writer import run as writer
 from memory.writer import sweep as writer_sweep
+from surfaces.chat import record as chat_record
+from surfaces.chat import start as chat_start
 from webhooks import services as webhooks
 from webhooks.models import Delivery, Endpoint
 
@@ -117,7 +119,7 @@ class World:
 
     def conversation(self, u):
         if u not in self.conversations:
-            self.conversations[u] = agent_services.conversation_start(agent=self.agent, external_id=u, now=self.now)
+            self.conversations[u] = chat_start.conversation_start(agent=self.agent, external_id=u, now=self.now)
         return self.conversations[u]
 
     def do(self, name, *args):
@@ -142,7 +144,7 @@ class World:
                 end_user_request(self.conversation(USERS[args[0]]), FORGET[args[1]], now=self.now)
             elif name == "chat":
                 conversation = self.conversation(USERS[args[0]])
-                agent_services.message_record(conversation=conversation, kind="user", text=SAID[args[1]], now=self.now)
+                chat_record.message_record(conversation=conversation, kind="user", text=SAID[args[1]], now=self.now)
             elif name == "sweep":
                 self.tick(61)  # past the quiet window
                 if args[0]:
