@@ -15,6 +15,8 @@
  *
  * The visitor's id is issued and signed by the server and kept in localStorage; an id that does not
  * verify is refused and replaced. The current chat is kept in sessionStorage, so a reload resumes it.
+ * A new visitor (or a site's user) is only read about on page view: the end user and the chat are
+ * made with the first message or the answer to the ask-first question, never by a page view.
  */
 (function () {
   "use strict";
@@ -33,6 +35,11 @@
   var memoryAttrOn = (script.getAttribute("data-memory") || "on").toLowerCase() !== "off";
   var openAtOnce = script.getAttribute("data-open") === "true";
   var KEY = "agentnava:" + agentId + ":";
+  var MAX_CHARS = 4000; // the server's limit (413 message_too_long), said before sending
+  var NEAR_CHARS = 3500; // the counter shows from here
+  var NOTICE_LINE = "This assistant remembers chats.";
+  var OFF_LINE = "Memory is off for this chat.";
+  var ASKING_LINE = "Memory is off until you answer the question above.";
 
   // --- Storage (a browser may refuse it; the chat still works for this page) ---------------------
   function store(kind) {
@@ -171,7 +178,15 @@
     ".an-status { font-size: 13px; color: #374151; background: #f3f4f6; border-radius: 8px; padding: 8px 10px; margin: 0 0 12px; }",
     ".an-link { color: #4f46e5; text-decoration: none; } .an-link:hover { text-decoration: underline; }",
     ".an-muted { color: #6b7280; font-size: 13px; }",
-    ".an-typing { align-self: flex-start; color: #6b7280; font-size: 13px; }",
+    ".an-typing { align-self: flex-start; color: #4b5563; font-size: 13px; }",
+    ".an-msg.user[data-pending] { box-shadow: 0 0 0 2px #c7d2fe; }",
+    ".an-body:focus-visible { outline: 2px solid #4f46e5; outline-offset: -2px; }",
+    ".an-count { font-size: 12px; color: #4b5563; text-align: right; margin-top: 4px; }",
+    ".an-count.over { color: #b91c1c; font-weight: 600; }",
+    ".an-next { font-size: 13px; color: #1f2430; background: #eef2ff; border-radius: 8px; padding: 6px 10px; margin-bottom: 8px;",
+    "  display: flex; gap: 8px; align-items: center; flex-wrap: wrap; }",
+    ".an-next .an-btn { padding: 3px 10px; font-size: 13px; }",
+    ".an-sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }",
   ].join("\n");
 
   var GEAR =
@@ -214,7 +229,8 @@
   }
 
   var ui = {};
-  ui.launcher = el("button", { class: "an-launcher", type: "button", "data-an": "launcher", "aria-label": "Open chat", text: "Chat" });
+  // Its name is its visible text ("Chat with Support"): a voice user says what they see.
+  ui.launcher = el("button", { class: "an-launcher", type: "button", "data-an": "launcher", text: "Chat" });
   ui.title = el("div", { class: "an-title", "data-an": "title", text: "Chat" });
   ui.gear = el("button", { class: "an-icon", type: "button", "data-an": "settings-button", "aria-label": "Settings", "aria-expanded": "false", title: "Settings", html: GEAR });
   ui.close = el("button", { class: "an-icon", type: "button", "data-an": "close", "aria-label": "Close chat", title: "Close", text: "\u00d7" });
@@ -223,13 +239,21 @@
   ui.askNo = el("button", { class: "an-btn", type: "button", "data-an": "ask-no", text: "No" });
   ui.ask = el("div", { class: "an-ask", "data-an": "ask", hidden: "" }, [ui.askText, el("div", { class: "an-row" }, [ui.askYes, ui.askNo])]);
   // Messages go before the ask-first question, which stays last in the list.
-  ui.messages = el("div", { class: "an-body", "data-an": "messages", role: "log", "aria-live": "polite" }, [ui.ask]);
+  // The scrolling log is reachable by keyboard (tabindex 0) to scroll it, and named.
+  ui.messages = el("div", { class: "an-body", "data-an": "messages", role: "log", "aria-live": "polite", "aria-label": "Messages", tabindex: "0" }, [ui.ask]);
   ui.error = el("div", { class: "an-error", "data-an": "error", role: "alert", hidden: "" });
-  ui.input = el("textarea", { class: "an-input", "data-an": "input", rows: "1", maxlength: "4000", placeholder: "Type a message...", "aria-label": "Message" });
+  // No maxlength: a longer paste stays whole and the counter says it is too long before sending.
+  ui.input = el("textarea", { class: "an-input", "data-an": "input", rows: "1", placeholder: "Type a message...", "aria-label": "Message", "aria-describedby": "an-count" });
   ui.send = el("button", { class: "an-btn primary an-send", type: "submit", "data-an": "send", "aria-label": "Send", text: "\u27a4" });
   ui.form = el("form", { class: "an-form", "data-an": "form" }, [ui.input, ui.send]);
   ui.line = el("div", { class: "an-line", "data-an": "notice-line" });
-  ui.foot = el("div", { class: "an-foot" }, [ui.error, ui.form, ui.line]);
+  ui.count = el("div", { class: "an-count", id: "an-count", "data-an": "counter", "aria-hidden": "true", hidden: "" });
+  ui.countSpoken = el("div", { class: "an-sr", "data-an": "counter-spoken", "aria-live": "polite" });
+  // What happens next after the site's step or "Remember me again" changed memory mid-chat.
+  ui.nextText = el("span", { "data-an": "next-step-text" });
+  ui.nextStart = el("button", { class: "an-btn", type: "button", "data-an": "next-step-start", text: "Start a new chat" });
+  ui.next = el("div", { class: "an-next", "data-an": "next-step", role: "status", hidden: "" }, [ui.nextText, ui.nextStart]);
+  ui.foot = el("div", { class: "an-foot" }, [ui.error, ui.next, ui.form, ui.count, ui.countSpoken, ui.line]);
 
   ui.notice = el("p", { class: "an-notice", "data-an": "notice" });
   ui.status = el("p", { class: "an-status", "data-an": "memory-status" });
@@ -237,6 +261,7 @@
   ui.switchLabel = el("label", { class: "an-switch", "data-an": "switch-label" }, [ui.switchInput, el("span", { text: "Memory for this chat" })]);
   ui.switchHint = el("p", { class: "an-muted", id: "an-switch-hint", "data-an": "switch-hint", hidden: "" });
   ui.allow = el("button", { class: "an-btn", type: "button", "data-an": "allow-memory", hidden: "", text: "Allow memory" });
+  ui.rememberAgain = el("button", { class: "an-btn", type: "button", "data-an": "remember-again", hidden: "", text: "Remember me again" });
   ui.privacy = el("a", { class: "an-link", "data-an": "privacy-link", target: "_blank", rel: "noopener", text: "Privacy policy" });
   ui.startOver = el("button", { class: "an-btn", type: "button", "data-an": "start-over", text: "Start over" });
   ui.back = el("button", { class: "an-btn primary", type: "button", "data-an": "settings-done", text: "Back to chat" });
@@ -246,7 +271,7 @@
     ui.status,
     ui.switchLabel,
     ui.switchHint,
-    el("p", {}, [ui.allow]),
+    el("p", {}, [ui.allow, ui.rememberAgain]),
     el("p", {}, [ui.privacy]),
     el("div", { class: "an-row" }, [ui.startOver, ui.back]),
     el("p", { class: "an-muted", text: "Start over opens a new chat. What the assistant remembers is kept." }),
@@ -266,6 +291,8 @@
     asking: false,
     busy: false,
     pendingNote: "", // what memory.set / Allow memory will do from the next chat
+    next: null, // {text, offerNewChat}: what happens next, said in the open chat
+    switchOn: true, // the switch before the chat has started: how the first message starts it
   };
   var ready; // resolves once the visitor is known (and a chat started or the question shown)
 
@@ -284,18 +311,53 @@
     return node;
   }
 
+  function showEmptyIfNone() {
+    if (ui.messages.querySelector("[data-an=message], .an-empty")) return;
+    ui.messages.insertBefore(el("div", { class: "an-empty", text: "Ask a question to get started." }), ui.ask);
+  }
+
   function clearMessages() {
     Array.prototype.slice.call(ui.messages.querySelectorAll("[data-an=message], .an-empty, .an-typing")).forEach(function (n) {
       n.remove();
     });
-    ui.messages.insertBefore(el("div", { class: "an-empty", text: "Ask a question to get started." }), ui.ask);
+    showEmptyIfNone();
   }
 
+  // --- The message box: what it holds, and the counter near the limit -------------------------
+  function charCount(text) {
+    return Array.from(text).length; // code points, as the server counts them
+  }
+  function tooLong() {
+    return charCount(ui.input.value.trim()) > MAX_CHARS;
+  }
+  function fmt(n) {
+    return n.toLocaleString("en-US");
+  }
+  var spokenTimer = null;
+  function updateCount() {
+    var n = charCount(ui.input.value.trim());
+    var over = n > MAX_CHARS;
+    var text = "";
+    if (over) text = "Too long: " + fmt(n) + " of " + fmt(MAX_CHARS) + " characters. Shorten it by " + fmt(n - MAX_CHARS) + " to send.";
+    else if (n > NEAR_CHARS) text = fmt(n) + " of " + fmt(MAX_CHARS) + " characters";
+    ui.count.textContent = text;
+    ui.count.className = "an-count" + (over ? " over" : "");
+    if (text) ui.count.removeAttribute("hidden");
+    else ui.count.setAttribute("hidden", "");
+    // Said to a screen reader once typing pauses, not at every key.
+    clearTimeout(spokenTimer);
+    spokenTimer = setTimeout(function () {
+      ui.countSpoken.textContent = text;
+    }, 700);
+    setBusy(state.busy);
+  }
+
+  // The box can be used once the agent is known; a chat starts with the first message.
   function setBusy(busy) {
     state.busy = busy;
-    var blocked = busy || state.asking || !state.conversation;
-    ui.send.disabled = blocked;
-    ui.input.disabled = state.asking || !state.conversation;
+    var known = !!state.agent;
+    ui.send.disabled = busy || state.asking || !known || tooLong();
+    ui.input.disabled = state.asking || !known;
   }
 
   function render() {
@@ -304,10 +366,14 @@
     var memory = agent.memory;
     ui.title.textContent = agent.name;
     ui.launcher.textContent = "Chat with " + agent.name;
-    // The line under the message box (R25).
+    var conv = state.conversation;
+    var stopped = state.endUser && state.endUser.memory && state.endUser.memory.stopped;
+    // The line under the message box (R25): never that it remembers while ask-first is pending.
     var line = "";
-    if (state.conversation) line = state.conversation.memory.line;
-    else if (memory.available) line = memory.line;
+    if (state.asking) line = memory.available ? ASKING_LINE : "";
+    else if (conv && conv.memory.reason === "stopped" && !stopped) line = "Memory is on again from your next chat.";
+    else if (conv) line = conv.memory.line;
+    else if (memory.available) line = !memoryWanted() || !state.switchOn ? OFF_LINE : answeredHere() === false ? "Memory is off: you said no." : NOTICE_LINE;
     ui.line.textContent = line;
     // Ask first (R26): a yes or no before the first message.
     ui.askText.textContent = memory.askFirstQuestion;
@@ -325,8 +391,6 @@
       ui.privacy.removeAttribute("href");
       ui.privacy.parentNode.setAttribute("hidden", "");
     }
-    var conv = state.conversation;
-    var stopped = state.endUser && state.endUser.memory && state.endUser.memory.stopped;
     var consent = state.endUser && state.endUser.consent;
     var status = "";
     if (!memory.available) status = "";
@@ -335,6 +399,7 @@
     else if (conv && conv.memory.used) status = "Memory is on for this chat.";
     else if (conv && conv.memory.reason === "consent") status = "Memory is off: you said no.";
     else if (conv) status = "Memory is off for this chat.";
+    else status = line === NOTICE_LINE ? "Memory is on for this chat." : line;
     if (state.pendingNote) status += (status ? " " : "") + state.pendingNote;
     ui.status.textContent = status;
     if (status) ui.status.removeAttribute("hidden");
@@ -350,8 +415,20 @@
       if (conv.memory.used) hint = "On: this assistant may remember details from this chat. Turn it off to leave this chat out of memory.";
       else if (turnedOff && conv.hasMessages) hint = "Off: nothing from this chat will be remembered. Turning it back on starts a new chat with memory on.";
       else if (turnedOff) hint = "Off for this chat. Turn it on to use memory.";
-      else hint = "Memory is not available in this chat.";
+      else if (state.pendingNote) hint = state.pendingNote;
+      else if (conv.memory.reason === "requested") hint = "Off: this site keeps memory off until you agree to it on the page.";
+      else if (conv.memory.reason === "consent") hint = "Off: you said no. Allow memory below to change that.";
+      else hint = "Memory is off for this chat.";
       ui.switchHint.textContent = hint;
+      ui.switchHint.removeAttribute("hidden");
+    } else if (memory.showSwitch && !conv && !stopped && !state.asking && memoryWanted() && answeredHere() !== false) {
+      // Before the first message: the switch says how the chat will start.
+      ui.switchLabel.removeAttribute("hidden");
+      ui.switchInput.checked = state.switchOn;
+      ui.switchInput.disabled = false;
+      ui.switchHint.textContent = state.switchOn
+        ? "On: this assistant may remember details from this chat. Turn it off to leave this chat out of memory."
+        : "Off for this chat. Turn it on to use memory.";
       ui.switchHint.removeAttribute("hidden");
     } else {
       ui.switchLabel.setAttribute("hidden", "");
@@ -360,6 +437,16 @@
     var declined = consent && consent.declinedAt && !consent.agreedAt;
     if (memory.available && memory.askFirst && declined && !stopped) ui.allow.removeAttribute("hidden");
     else ui.allow.setAttribute("hidden", "");
+    // After "stop remembering me" they can change their mind here (memory.stop(false)).
+    if (memory.available && stopped) ui.rememberAgain.removeAttribute("hidden");
+    else ui.rememberAgain.setAttribute("hidden", "");
+    var next = state.next;
+    if (!next && conv && conv.memory.reason === "stopped" && !stopped) next = { text: "I'll remember you again from your next chat.", offerNewChat: true };
+    ui.nextText.textContent = next ? next.text : "";
+    if (next) ui.next.removeAttribute("hidden");
+    else ui.next.setAttribute("hidden", "");
+    if (next && next.offerNewChat) ui.nextStart.removeAttribute("hidden");
+    else ui.nextStart.setAttribute("hidden", "");
     setBusy(state.busy);
   }
 
@@ -373,21 +460,63 @@
     keepVisitorId(data);
   }
 
-  function start() {
+  function start(options) {
+    var keepLog = options && options.keepLog; // the first message is already in the log, waiting
     showError("");
     state.conversation = null;
     setBusy(state.busy); // nothing can be sent until the new chat exists
     put("sessionStorage", "conversation", null);
-    return call("POST", "/agents/" + encodeURIComponent(agentId) + "/start", withIdentity({ memory: memoryWanted(), switch: true })).then(
+    return call("POST", "/agents/" + encodeURIComponent(agentId) + "/start", withIdentity({ memory: memoryWanted(), switch: state.switchOn })).then(
       function (data) {
         takeServerState(data);
         if (data.visitorIdReplaced && window.console) console.info("AgentNava: the stored visitor id was refused; a new one was issued.");
         state.asking = !!data.ask;
         state.pendingNote = "";
-        clearMessages();
+        state.next = null;
+        state.switchOn = true;
+        if (!keepLog) clearMessages();
         render();
       }
     );
+  }
+
+  // Who answered the ask-first question in this browser, and how (null: not here). A site's user
+  // is told apart from the anonymous visitor, so one answer never stands for another person.
+  function answeredHere() {
+    var saved;
+    try {
+      saved = JSON.parse(get("localStorage", "answered") || "null");
+    } catch (e) {
+      saved = null;
+    }
+    return saved && saved.who === (siteUserId || "visitor") ? !!saved.agreed : null;
+  }
+  function keepAnswer(agreed) {
+    put("localStorage", "answered", JSON.stringify({ who: siteUserId || "visitor", agreed: agreed }));
+  }
+
+  // No chat yet. A returning visitor (a signed id kept here) starts one at once, as their end user
+  // exists. A new visitor or a site's user only reads the agent's settings: their end user and
+  // chat are made by the first message or the answer to the ask-first question.
+  function prepare() {
+    if (!siteUserId && get("localStorage", "visitor")) return start();
+    return call("GET", "/agents/" + encodeURIComponent(agentId) + "/config").then(function (data) {
+      state.agent = data.agent;
+      state.conversation = null;
+      var memory = data.agent.memory;
+      state.asking = !!(memory.available && memory.askFirst && memoryWanted() && answeredHere() === null);
+      clearMessages();
+      render();
+    });
+  }
+
+  // The chat the next message goes to, started now when there is none yet; null when the server
+  // says to ask first (the question is then shown).
+  function ensureChat() {
+    if (state.conversation) return Promise.resolve(state.conversation);
+    return start({ keepLog: true }).then(function () {
+      return state.asking ? null : state.conversation;
+    });
   }
 
   function resume() {
@@ -397,7 +526,7 @@
     } catch (e) {
       saved = null;
     }
-    if (!saved || !saved.id || !saved.token) return start();
+    if (!saved || !saved.id || !saved.token) return prepare();
     return call("POST", "/conversations/" + encodeURIComponent(saved.id) + "/transcript", withIdentity({ token: saved.token })).then(
       function (data) {
         takeServerState(data);
@@ -409,7 +538,7 @@
         render();
       },
       function () {
-        return start(); // another visitor's chat, an old one, or a refused id: begin afresh
+        return prepare(); // another visitor's chat, an old one, or a refused id: begin afresh
       }
     );
   }
@@ -428,33 +557,64 @@
     return ready;
   }
 
+  // The visitor's message shows at once and the box empties; the agent is shown replying; if it
+  // cannot be sent the message leaves the log and its words come back to the box.
   function send(event) {
     if (event) event.preventDefault();
     var text = ui.input.value.trim();
-    if (!text || state.busy || !state.conversation || state.asking) return;
+    if (!text || state.busy || state.asking || !state.agent) return;
+    if (charCount(text) > MAX_CHARS) {
+      updateCount(); // the counter says by how much; nothing is cut
+      return;
+    }
+    ui.input.value = "";
+    updateCount();
+    deliver(text, true);
+  }
+
+  function deliver(text, fromBox) {
     showError("");
-    setBusy(true);
-    var typing = el("div", { class: "an-typing", text: "\u2026" });
+    var mine = addMessage("user", text);
+    mine.setAttribute("data-pending", "");
+    var typing = el("div", { class: "an-typing", "data-an": "typing", text: (state.agent.name || "The assistant") + " is replying\u2026" });
     ui.messages.insertBefore(typing, ui.ask);
-    var conv = state.conversation;
-    call("POST", "/conversations/" + encodeURIComponent(conv.id) + "/messages", { token: conv.token, text: text }).then(
-      function (data) {
-        typing.remove();
-        addMessage("user", data.message.text);
-        addMessage("agent", data.reply.text);
-        ui.input.value = ""; // only now: a refused message stays in the box
-        takeServerState(data);
-        setBusy(false);
-        render();
-        ui.input.focus();
-      },
-      function (err) {
-        typing.remove();
-        setBusy(false);
-        showError(err.message);
-        if (err.code === "conversation_not_found") start();
-      }
-    );
+    ui.messages.scrollTop = ui.messages.scrollHeight;
+    setBusy(true);
+    function unsend() {
+      typing.remove();
+      mine.remove();
+      showEmptyIfNone();
+      if (fromBox) ui.input.value = ui.input.value ? text + "\n" + ui.input.value : text;
+      setBusy(false);
+      updateCount();
+    }
+    ensureChat()
+      .then(function (conv) {
+        if (!conv) return null; // the ask-first question comes first
+        return call("POST", "/conversations/" + encodeURIComponent(conv.id) + "/messages", { token: conv.token, text: text });
+      })
+      .then(
+        function (data) {
+          if (!data) {
+            unsend();
+            render();
+            return;
+          }
+          typing.remove();
+          mine.removeAttribute("data-pending");
+          mine.textContent = data.message.text;
+          addMessage("agent", data.reply.text);
+          takeServerState(data);
+          setBusy(false);
+          render();
+          ui.input.focus();
+        },
+        function (err) {
+          unsend();
+          showError(fromBox ? "Not sent: " + err.message : err.message);
+          if (err.code === "conversation_not_found") start();
+        }
+      );
   }
 
   function answer(agreed) {
@@ -462,6 +622,7 @@
     call("POST", "/agents/" + encodeURIComponent(agentId) + "/consent", withIdentity({ agreed: agreed, source: "chat_prompt" }))
       .then(function (data) {
         keepVisitorId(data);
+        keepAnswer(agreed);
         state.endUser = data.endUser;
         return start();
       })
@@ -479,8 +640,12 @@
 
   function switchChanged() {
     var conv = state.conversation;
-    if (!conv) return;
     showError("");
+    if (!conv) {
+      state.switchOn = ui.switchInput.checked; // no chat yet: the first message starts it this way
+      render();
+      return;
+    }
     if (!ui.switchInput.checked) {
       call("POST", "/conversations/" + encodeURIComponent(conv.id) + "/switch", { token: conv.token, on: false }).then(
         function (data) {
@@ -512,8 +677,10 @@
       function (data) {
         keepVisitorId(data);
         state.endUser = data.endUser;
+        keepAnswer(true);
         if (state.conversation && !state.conversation.hasMessages) return start();
         state.pendingNote = "Memory will be on from your next chat.";
+        state.next = { text: "Memory will be on from your next chat.", offerNewChat: true };
         render();
       },
       function (err) {
@@ -606,6 +773,22 @@
   });
   ui.switchInput.addEventListener("change", switchChanged);
   ui.allow.addEventListener("click", allowMemory);
+  ui.input.addEventListener("input", updateCount);
+  ui.rememberAgain.addEventListener("click", function () {
+    // Their own words, through the chat: the server answers it as memory.stop(false).
+    openSettings(false);
+    if (!state.busy) deliver("Remember me again", false);
+  });
+  ui.nextStart.addEventListener("click", function () {
+    start().then(
+      function () {
+        ui.input.focus();
+      },
+      function (err) {
+        showError(err.message);
+      }
+    );
+  });
   ui.startOver.addEventListener("click", function () {
     openSettings(false);
     start().catch(function (err) {
@@ -626,7 +809,22 @@
         ).then(function (data) {
           keepVisitorId(data);
           state.endUser = data.endUser;
-          state.pendingNote = value === "on" ? "Memory will be on from your next chat." : "Memory will be off from your next chat.";
+          var conv = state.conversation;
+          if (!conv || !conv.hasMessages) {
+            // Nothing said yet: the chat about to begin follows the site's answer at once.
+            if (conv) {
+              state.conversation = null;
+              put("sessionStorage", "conversation", null);
+            }
+            state.pendingNote = "";
+            state.next = {
+              text: value === "on" ? "Thanks: this assistant may remember details from this chat to help next time." : "Memory stays off for this chat.",
+              offerNewChat: false,
+            };
+          } else {
+            state.pendingNote = value === "on" ? "Memory will be on from your next chat." : "Memory will be off from your next chat.";
+            state.next = { text: state.pendingNote, offerNewChat: true };
+          }
           render();
           return data.consent;
         });
@@ -657,10 +855,17 @@
     while (queued.length) AN.memory.set(queued.shift());
   }
 
+  // On a phone, a page that keeps memory off until its own consent step (data-memory="off") and
+  // has had no answer yet opens the chat collapsed: the open panel would cover the site's button.
+  function siteStepPendingOnPhone() {
+    var phone = window.matchMedia && window.matchMedia("(max-width: 480px)").matches;
+    return !!phone && !memoryAttrOn && get("localStorage", "memory") === null;
+  }
+
   function mount() {
     document.body.appendChild(host);
-    if (openAtOnce) openChat(true);
-    else boot(); // identify the visitor now, so memory.set works before the chat is opened
+    if (openAtOnce && !siteStepPendingOnPhone()) openChat(true);
+    else boot(); // read the agent now, so memory.set works before the chat is opened
   }
   if (document.body) mount();
   else document.addEventListener("DOMContentLoaded", mount);

@@ -86,13 +86,15 @@ def test_open_settings_and_see_the_notice_the_switch_and_the_privacy_link(page, 
     expect(switch).to_be_visible()
     expect(switch).to_be_checked()
     page.screenshot(path=str(tmp_path / "chat-settings.png"))
-    # The switch turns memory off for this chat.
+    # The switch turns memory off for this chat (before its first message: the chat starts so).
     switch.click()
     expect(page.locator("[data-an=memory-status]")).to_have_text("Memory is off for this chat.")
+    page.click("[data-an=settings-done]")
+    expect(page.locator("[data-an=notice-line]")).to_have_text("Memory is off for this chat.")
+    say(page, "Hi")
     end_user = visitor(page, demo)
     conversation = Conversation.objects.filter(end_user=end_user).latest("started_at")
     assert (conversation.uses_memory, conversation.memory_off_reason) == (False, "switch")
-    page.click("[data-an=settings-done]")
     expect(page.locator("[data-an=notice-line]")).to_have_text("Memory is off for this chat.")
 
 
@@ -103,9 +105,11 @@ def test_answer_ask_first_and_see_agreed_at_set(page, live_server, demo):
     expect(ask).to_be_visible()
     expect(ask).to_contain_text("Can this assistant remember details from our chats to help next time?")
     expect(page.locator("[data-an=input]")).to_be_disabled()  # the question comes before the first message
-    end_user = visitor(page, demo)
-    assert not Conversation.objects.filter(end_user=end_user).exists()
+    # While it is pending the line never says the assistant remembers, and no end user exists yet.
+    expect(page.locator("[data-an=notice-line]")).to_have_text("Memory is off until you answer the question above.")
+    assert not EndUser.objects.filter(agent=demo, external_id__startswith="visitor_").exists()
     page.click("[data-an=ask-yes]")
+    end_user = visitor(page, demo)
     expect(ask).to_be_hidden()
     expect(page.locator("[data-an=input]")).to_be_enabled()
     consent = Consent.objects.get(end_user=end_user)
@@ -132,6 +136,7 @@ def test_ask_first_no_keeps_memory_off(page, live_server, demo):
 
 def test_stop_remembering_me_and_see_the_memory_stopped(page, live_server, demo):
     open_demo(page, live_server)
+    say(page, "Hi")
     end_user = visitor(page, demo)
     memory_set(end_user=end_user, text="Prefers email over phone.\nWorks from the Pune office.")
     reply = say(page, "forget that I work from Pune")
@@ -149,8 +154,8 @@ def test_stop_remembering_me_and_see_the_memory_stopped(page, live_server, demo)
 
 def test_reload_keeps_the_same_visitor_id_and_the_chat(page, live_server, demo):
     open_demo(page, live_server)
-    first = wait_for_visitor(page, demo)
     say(page, "Hi, can I get my invoice?")
+    first = wait_for_visitor(page, demo)
     page.reload()
     expect(page.locator("[data-an=message][data-role=user]")).to_have_text(["Hi, can I get my invoice?"])
     assert stored_visitor_id(page, demo) == first
@@ -199,8 +204,8 @@ def test_a_signed_in_user_of_the_site_is_greeted_from_their_memory(page, live_se
 
 def test_a_tampered_visitor_id_is_replaced_by_a_fresh_one(page, live_server, demo):
     open_demo(page, live_server)
-    original = wait_for_visitor(page, demo)
     say(page, "Hi")
+    original = wait_for_visitor(page, demo)
     value, signature = original.rsplit(":", 1)  # value:timestamp, signature
     victim = EndUser.objects.create(agent=demo, external_id="visitor_someone_else")
     tampered = f"{victim.external_id}:{signature}"
@@ -220,6 +225,7 @@ def test_a_tampered_visitor_id_is_replaced_by_a_fresh_one(page, live_server, dem
 def test_the_sites_own_consent_step_applies_from_the_next_chat(page, live_server, demo):
     open_demo(page, live_server, "?memory=off")
     expect(page.locator("[data-an=notice-line]")).to_have_text("Memory is off for this chat.")
+    say(page, "Hi")
     end_user = visitor(page, demo)
     page.get_by_role("button", name="Allow").click()
     expect(page.locator("#site-consent-result")).to_have_text("Thanks: memory is on from your next chat.")
@@ -227,10 +233,11 @@ def test_the_sites_own_consent_step_applies_from_the_next_chat(page, live_server
     assert consent.agreed_at is not None and consent.source == "site_step"
     expect(page.locator("[data-an=notice-line]")).to_have_text(
         "Memory is off for this chat."
-    )  # this chat stays as it was
-    page.click("[data-an=settings-button]")
-    page.click("[data-an=start-over]")
+    )  # this chat stays as it was, and the chat says what happens next
+    expect(page.locator("[data-an=next-step]")).to_contain_text("Memory will be on from your next chat.")
+    page.click("[data-an=next-step-start]")
     expect(page.locator("[data-an=notice-line]")).to_have_text("This assistant remembers chats.")
+    expect(page.locator("[data-an=next-step]")).to_be_hidden()
     assert Conversation.objects.filter(end_user=end_user).latest("started_at").uses_memory
 
 
