@@ -93,8 +93,8 @@ def test_the_website_chat_works_on_a_page_with_a_strict_csp(watched, live_server
     response = page.goto(f"{live_server.url}/demo/chat/?memory=off")
     assert "style-src 'self'" in response.headers["content-security-policy"]
     expect(page.locator("[data-an=panel]")).to_be_visible()
-    position = page.locator("[data-an=panel]").evaluate("node => getComputedStyle(node).position")
-    assert position == "fixed"  # the chat's own style sheet applied inside its shadow root
+    # the chat's own style sheet applied inside its shadow root (retried: the sheet may land after the DOM)
+    expect(page.locator("[data-an=panel]")).to_have_css("position", "fixed")
     page.fill("[data-an=input]", "Hi, can I get my invoice?")
     page.click("[data-an=send]")
     expect(page.locator("[data-an=message][data-role=agent]")).to_have_count(1)
@@ -131,7 +131,7 @@ def test_the_website_chat_works_on_another_origin_with_a_strict_csp(watched, liv
         assert urlsplit(shop).netloc != urlsplit(ours).netloc
         page.goto(shop)
         expect(page.locator("[data-an=panel]")).to_be_visible()
-        assert page.locator("[data-an=panel]").evaluate("node => getComputedStyle(node).position") == "fixed"
+        expect(page.locator("[data-an=panel]")).to_have_css("position", "fixed")
         page.fill("[data-an=input]", "Hi, can I get my invoice?")
         page.click("[data-an=send]")
         expect(page.locator("[data-an=message][data-role=agent]")).to_have_count(1)

@@ -144,7 +144,9 @@ def test_the_memory_tab_story(page, live_server, agent, user, tmp_path, monkeypa
     expect(page.locator("[data-testid=runs-legend]")).to_contain_text(f"removed {with_office}")
     # The bars take their colours from the stylesheet's variables (--chart-removed is --bad).
     removed_bar = page.locator("svg.chart rect.seg-removed").first
-    assert removed_bar.evaluate("el => getComputedStyle(el).fill") == "rgb(185, 28, 28)"
+    # The Activity tab is a page load: its DOM can be read before the stylesheet applies, so the check
+    # retries until the computed fill settles (a bare getComputedStyle read raced the sheet under load).
+    expect(removed_bar).to_have_css("fill", "rgb(185, 28, 28)")
     job = ApplyJob.objects.get(agent=agent)
     assert (job.status, job.reviewed, job.changed, job.removed) == ("done", total, with_office, with_office)
     for memory in Memory.objects.filter(agent=agent):
