@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -651,9 +651,12 @@ def _detect_secrets() -> tuple[
     """Import detect-secrets once and note every plugin it ships (what ``default_settings`` enables)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.core.scan import scan_line
+    from detect_secrets.plugins.base import BasePlugin
     from detect_secrets.settings import get_plugins, get_settings
 
-    names = tuple(cls.__name__ for cls in get_mapping_from_secret_type_to_class().values())
+    # Its return type names an unbound TypeVar; every value is a plugin class.
+    plugins: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
+    names = tuple(cls.__name__ for cls in plugins.values())
     return scan_line, (get_settings, get_plugins), names
 
 

@@ -5,8 +5,9 @@ import base64
 import binascii
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypedDict
 
 from django.db.models import F, Min, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
@@ -20,6 +21,15 @@ from memory.models import Memory
 MAX_MESSAGES_PER_RUN = 200
 MAX_CONTEXT_REPLIES = 20
 MEMORY_OFF_GRACE_DAYS = 30  # R4
+
+
+class WriterInput(TypedDict):
+    """What a run may read (`writer_input`): rows as `.values()` gives them, oldest first."""
+
+    messages: list[Mapping[str, Any]]  # id, text, created_at, version_id
+    actions: list[Mapping[str, Any]]  # id, name, status, created_at, version_id
+    replies: list[Mapping[str, Any]]  # text, created_at, version_id: context only
+    read_to: datetime  # where this read stopped: the cutoff, or a backlog's last message read
 
 
 def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
@@ -44,7 +54,7 @@ def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime)
     return min(now, earliest) if earliest else now
 
 
-def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: datetime) -> dict:
+def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: datetime) -> WriterInput:
     """What a run may read (R12): the person's own messages and the action runs, only from
     conversations that used memory, after `read_from` and before `read_to`; the agent's replies
     in that span as context. Each item names the version its chat began on (`version_id`), which
@@ -53,7 +63,7 @@ def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: date
     if read_from is not None:
         span &= Q(created_at__gt=read_from)
     in_memory_chats = Q(conversation__end_user=end_user, conversation__uses_memory=True)
-    messages = list(
+    messages: list[Mapping[str, Any]] = list(
         Message.objects.filter(in_memory_chats, span, kind=Message.Kind.USER)
         .order_by("created_at", "id")
         .values("id", "text", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
@@ -62,20 +72,21 @@ def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: date
     if len(messages) == MAX_MESSAGES_PER_RUN:
         read_to = messages[-1]["created_at"]
         span = Q(created_at__lte=read_to) & (Q(created_at__gt=read_from) if read_from else Q())
-    actions = list(
+    actions: list[Mapping[str, Any]] = list(
         ActionRun.objects.filter(in_memory_chats, span)
         .order_by("created_at", "id")
         .values("id", "name", "status", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
     )
-    replies = list(
+    replies: list[Mapping[str, Any]] = list(
         Message.objects.filter(in_memory_chats, span, kind=Message.Kind.AGENT)
         .order_by("-created_at", "-id")
         .values("text", "created_at", version_id=F("conversation__version_id"))[:MAX_CONTEXT_REPLIES]
-    )[::-1]
+    )
+    replies.reverse()  # the newest MAX_CONTEXT_REPLIES, oldest first
     return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
 
 
-def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, dict]:
+def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, WriterInput]:
     """`writer_input` for several end users at once, each from their memory's `read_up_to` (a
     caller that read the memory rows before compares them under the lock before writing) up to
     `read_to`, in three queries of the same shape whatever their number. Each end user's
@@ -96,7 +107,9 @@ def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, di
             end_user_pk=end_user, nth=Window(RowNumber(), partition_by=end_user, order_by=order)
         ).filter(nth__lte=limit)
 
-    out = {pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk in end_user_ids}
+    out: dict[int, WriterInput] = {
+        pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk in end_user_ids
+    }
     messages = first(Message.objects.filter(span, kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
     for row in messages.order_by("created_at", "id").values(
         "id", "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")
@@ -281,7 +294,8 @@ def memories_page(
     from django.db import connection
 
     _, page = _read_sql()
-    keyset, params = "", [agent_id]
+    keyset = ""
+    params: list[int | str | None] = [agent_id]  # the datetimes as the adapter gives them
     # Raw SQL: times go in as the ORM would store them (SQLite keeps naive UTC text, and an aware
     # value's "+00:00" would make the text comparison keep the row named by `before`).
     at = connection.ops.adapt_datetimefield_value

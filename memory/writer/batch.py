@@ -21,8 +21,10 @@ other refusal, each end user runs alone).
 
 import logging
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.db import DatabaseError, IntegrityError, models, transaction
 from django.db.models import OuterRef, Subquery
@@ -34,8 +36,13 @@ from memory.models import Memory, MemoryRun
 from memory.store import due
 from memory.store.actions import Audit, plan_run
 from memory.store.rows import FreeTimes, commit_changes, is_tie, memories_locked
-from memory.store.selectors import MAX_MESSAGES_PER_RUN, memories_of, writer_inputs
-from memory.writer.run import _record_failure, propose_read, run_quiet_window
+from memory.store.selectors import MAX_MESSAGES_PER_RUN, WriterInput, memories_of, writer_inputs
+from memory.writer.run import Outcome, _record_failure, propose_read, run_quiet_window
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    from agents.engines import EngineResult
 
 COMMIT_ATTEMPTS = 4  # a tie on updated_at with another process: read the free times again
 RETRY_SPREAD_MICROSECONDS = 2000  # ... from a random point within the next 2 ms (a time of change, 2 ms late at most)
@@ -57,13 +64,17 @@ log = logging.getLogger(__name__)
 @dataclass
 class _Pending:
     memory: Memory  # as read: the commit checks that nobody changed it since
-    outcome: object
-    results: list
-    inp: dict
+    outcome: Outcome
+    results: "list[EngineResult]"
+    inp: WriterInput
     started: float
 
 
-def _end_users(end_user_ids) -> list[EndUser]:
+class _Published(TypedDict):
+    published_config: dict[str, Any]  # the agent's newest version's config
+
+
+def _end_users(end_user_ids: Iterable[int]) -> "list[WithAnnotations[EndUser, _Published]]":
     """The end users with their agent, team and the agent's published config, in one query."""
     published = AgentVersion.objects.newest_of(OuterRef("agent_id")).values("config")
     return list(
@@ -74,7 +85,7 @@ def _end_users(end_user_ids) -> list[EndUser]:
     )
 
 
-def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
+def _memory_rows(end_users: Sequence[EndUser], now: datetime) -> dict[int, Memory]:
     """Their memory rows (end user id -> row), those missing created empty together. A row another
     process created first is read back; one whose `updated_at` tied with another process's is
     created again from a random point within the next few milliseconds (then, still missing, it is
@@ -93,9 +104,14 @@ def _memory_rows(end_users: list[EndUser], now: datetime) -> dict[int, Memory]:
     return rows
 
 
-def _version_configs(inputs: dict[int, dict]) -> dict:
-    ids = {item.get("version_id") for inp in inputs.values() for key in ("messages", "actions") for item in inp[key]}
-    ids.discard(None)
+def _version_configs(inputs: dict[int, WriterInput]) -> dict:
+    ids = {
+        item["version_id"]
+        for inp in inputs.values()
+        for key in ("messages", "actions")
+        for item in inp[key]
+        if item["version_id"] is not None
+    }
     return dict(AgentVersion.objects.filter(pk__in=ids).values_list("pk", "config")) if ids else {}
 
 
