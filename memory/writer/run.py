@@ -8,6 +8,7 @@ The same `apply_operations` serves the quiet-window run, Try (which saves nothin
 
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,14 +17,14 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agents.engines import EngineError, EngineResult, get_engine
-from agents.models import AgentVersion, EndUser
+from agents.models import Agent, AgentVersion, EndUser
 from memory import guards as policy
 from memory.guards.instructions import REVIEW_INSTRUCTIONS, layered_instructions
 from memory.models import Memory, MemoryRun
 from memory.store import due
 from memory.store.actions import Audit, memory_forget_read_past, memory_record_failure, plan_run
 from memory.store.rows import commit_changes, memory_locked, memory_row_for
-from memory.store.selectors import read_cutoff, writer_input
+from memory.store.selectors import WriterInput, read_cutoff, writer_input
 from memory.writer.dates import short_date
 from memory.writer.schema import OUTPUT_SCHEMA
 
@@ -77,75 +78,115 @@ def apply_operations(
     the run is retried later and nothing is read. Lines the operations do not mention are kept."""
     if not isinstance(operations, list):
         raise malformed("no list of operations")
-    out = Outcome(before=list(lines), lines=[])
-    current: dict[int, str | None] = {n: line for n, line in enumerate(lines, start=1)}
-    touched: set[int] = set()
-    additions: list[str] = []
-
-    def refuse(reason: str) -> None:
-        out.dropped[reason] += 1
-
+    editing = _Editing(
+        out=Outcome(before=list(lines), lines=[]),
+        current={n: line for n, line in enumerate(lines, start=1)},
+        guard=_LineGuard(allowed_sources=allowed_sources, opened=opened, review=review, offered=offered),
+    )
     for op in operations:
         if not isinstance(op, dict) or op.get("op") not in OPS:
             raise malformed("an operation is not one of keep, add, replace, remove")
-        kind, number = op["op"], op.get("line")
-        if kind in ("keep", "replace", "remove"):
-            if not isinstance(number, int) or isinstance(number, bool) or number not in current:
-                raise malformed("an operation names a line that does not exist")
-            if number in touched:
-                raise malformed("two operations name the same line")
-        if kind == "keep":
-            touched.add(number)
-            continue
-        if kind == "remove":
-            touched.add(number)
-            out.changes.append({"op": "remove", "old": current[number], "new": None})
-            current[number] = None
-            out.removed += 1
-            continue
-        if kind == "add" and review:
-            refuse("added_in_review")
-            continue
+        if op["op"] == "add":
+            editing.add(op)
+        else:
+            editing.on_line(op["op"], editing.named_line(op), op)
+    return editing.finish()
+
+
+@dataclass
+class _LineGuard:
+    """What an added or replaced line must pass (R7, R12, R13, R14; in review mode, R19)."""
+
+    allowed_sources: set[str]
+    opened: frozenset[str]
+    review: bool
+    offered: dict[str, dict] | None
+
+    def refusal(self, text: str, sources: Any) -> str | None:
+        """Why the line `text`, citing `sources`, is refused, or None when it may be written."""
+        cited = [str(s) for s in sources] if isinstance(sources, list) else []
+        if not self.review and (not cited or not set(cited) <= self.allowed_sources):
+            return "unsourced"
+        reason = policy.line_refusal(text, opened=self.opened)
+        if not reason and self.offered is not None and not self.review:  # R12: only what the cited sources say
+            reason = policy.source_refusal(text, [self.offered[s] for s in cited if s in self.offered])
+        return reason or None
+
+
+@dataclass
+class _Editing:
+    """The lines while `apply_operations` goes through the operations, in order."""
+
+    out: Outcome
+    current: dict[int, str | None]  # line number -> its text now (None: removed)
+    guard: _LineGuard
+    touched: set[int] = field(default_factory=set)  # the lines an operation has named
+    additions: list[str] = field(default_factory=list)
+
+    def named_line(self, op: dict) -> int:
+        """The line a keep, replace or remove names: one that exists, not named before."""
+        number = op.get("line")
+        if not isinstance(number, int) or isinstance(number, bool) or number not in self.current:
+            raise malformed("an operation names a line that does not exist")
+        if number in self.touched:
+            raise malformed("two operations name the same line")
+        return number
+
+    def guarded_text(self, op: dict) -> str | None:
+        """The operation's text when the guards let it through; None (the refusal counted) when not."""
         text = _clean_text(op.get("text"))
         if not text:
             raise malformed("an add or replace has no text")
-        sources = op.get("sources")
-        if not review and (
-            not isinstance(sources, list) or not sources or not set(map(str, sources)) <= allowed_sources
-        ):
-            refuse("unsourced")
-            continue
-        reason = policy.line_refusal(text, opened=opened)
-        if not reason and offered is not None and not review:  # R12: only what the cited sources say
-            reason = policy.source_refusal(text, [offered[str(s)] for s in sources if str(s) in offered])
+        reason = self.guard.refusal(text, op.get("sources"))
         if reason:
-            refuse(reason)
-            continue
-        if kind == "replace":
-            touched.add(number)
-            if text != current[number]:
-                out.changes.append({"op": "replace", "old": current[number], "new": text})
-                current[number] = text
-                out.replaced += 1
-            continue
-        existing = {(line or "").casefold() for line in current.values()} | {a.casefold() for a in additions}
-        if text.casefold() in existing:
-            continue  # already there: nothing to add
-        additions.append(text)
+            self.out.dropped[reason] += 1
+            return None
+        return text
 
-    kept = [line for line in current.values() if line is not None]
-    room = max(0, policy.MAX_LINES - len(kept))
-    for text in additions[:room]:
-        out.changes.append({"op": "add", "old": None, "new": text})
-    if len(additions) > room:
-        out.dropped["too_many_lines"] += len(additions) - room
-    out.lines = kept + additions[:room]
-    out.added = min(len(additions), room)
-    return out
+    def on_line(self, kind: str, number: int, op: dict) -> None:
+        """A keep, remove or replace of line `number`. A refused replace leaves the line unnamed."""
+        if kind == "keep":
+            self.touched.add(number)
+        elif kind == "remove":
+            self.touched.add(number)
+            self.out.changes.append({"op": "remove", "old": self.current[number], "new": None})
+            self.current[number] = None
+            self.out.removed += 1
+        elif (text := self.guarded_text(op)) is not None:
+            self.touched.add(number)
+            if text != self.current[number]:
+                self.out.changes.append({"op": "replace", "old": self.current[number], "new": text})
+                self.current[number] = text
+                self.out.replaced += 1
+
+    def add(self, op: dict) -> None:
+        """An add: refused in review mode, dropped by the guards, or kept for the end unless already there."""
+        if self.guard.review:
+            self.out.dropped["added_in_review"] += 1
+            return
+        text = self.guarded_text(op)
+        if text is None:
+            return
+        existing = {(line or "").casefold() for line in self.current.values()} | {a.casefold() for a in self.additions}
+        if text.casefold() not in existing:  # already there: nothing to add
+            self.additions.append(text)
+
+    def finish(self) -> Outcome:
+        """The lines kept, then the additions while there is room (R6); the rest counted as too many."""
+        out, additions = self.out, self.additions
+        kept = [line for line in self.current.values() if line is not None]
+        room = max(0, policy.MAX_LINES - len(kept))
+        for text in additions[:room]:
+            out.changes.append({"op": "add", "old": None, "new": text})
+        if len(additions) > room:
+            out.dropped["too_many_lines"] += len(additions) - room
+        out.lines = kept + additions[:room]
+        out.added = min(len(additions), room)
+        return out
 
 
 def build_payload(
-    *, lines: list[str], inp: dict, action_labels: dict[str, str], settings: dict, today, mode: str
+    *, lines: list[str], inp: Mapping[str, Any], action_labels: dict[str, str], settings: dict, today, mode: str
 ) -> dict:
     """Exactly what the model (or the offline rules) receives. Tool results, files and web pages
     are not in it: the selector never reads them (R12)."""
@@ -179,7 +220,14 @@ def build_payload(
 
 
 def propose(
-    *, lines: list[str], inp: dict, config: dict, now: datetime, mode: str = "write", engine=None, opened=None
+    *,
+    lines: list[str],
+    inp: Mapping[str, Any],
+    config: dict,
+    now: datetime,
+    mode: str = "write",
+    engine=None,
+    opened=None,
 ) -> tuple[Outcome, EngineResult]:
     """Ask the engine for operations and pass them through the guards. Saves nothing. `opened`
     (the excluded categories the team's instructions open) defaults to the config's own."""
@@ -222,7 +270,7 @@ def stricter_config(chat: dict, published: dict) -> tuple[dict, frozenset[str]]:
     return {**published, "memorySettings": settings}, opened_now & policy.categories_opened_by(theirs)
 
 
-def by_version(inp: dict) -> list[tuple[int | None, dict]]:
+def by_version(inp: Mapping[str, Any]) -> list[tuple[int | None, dict]]:
     """The writer input split by the version each chat began on, in the order they were said."""
     groups: dict = {}
     for key in ("messages", "actions"):
@@ -252,7 +300,7 @@ def forgotten(line: str, pending: dict | None) -> bool:
 def propose_read(
     *,
     lines: list[str],
-    inp: dict,
+    inp: Mapping[str, Any],
     published: dict,
     versions: dict,
     now: datetime,
@@ -295,11 +343,11 @@ def _line_counts(before: list[str], after: list[str]) -> dict:
     return {"added": added - replaced, "replaced": replaced, "removed": removed - replaced}
 
 
-def _published_config(agent) -> dict:
-    return AgentVersion.objects.newest_of(agent).values_list("config", flat=True).first()
+def _published_config(agent: Agent) -> dict:
+    return AgentVersion.objects.published(agent).config
 
 
-def version_configs(inp: dict) -> dict:
+def version_configs(inp: Mapping[str, Any]) -> dict:
     ids = {item.get("version_id") for key in ("messages", "actions") for item in inp.get(key, [])}
     return dict(AgentVersion.objects.filter(pk__in=[i for i in ids if i]).values_list("pk", "config"))
 
@@ -320,6 +368,19 @@ def _record_failure(
     return memory_record_failure(end_user=end_user, audit=audit, now=now)
 
 
+def forget_before(pending: dict) -> datetime:
+    """The end of a pending forget's part: when it was asked (ISO 8601, as the end user's request stores it)."""
+    before = parse_datetime(pending["before"])
+    if before is None:
+        raise ValueError(f"A pending forget's time is not ISO 8601: {pending['before']!r}.")
+    return before
+
+
+def last_read(inp: WriterInput) -> datetime:
+    """The time of the last message or action a run read: its `read_up_to` once written."""
+    return max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+
+
 def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetime | None, datetime]:
     """(from, to) of what a run may read now: after `read_up_to`; never into a chat that is still
     active (R11); and a pending forget's part on its own, so what they said after it is read
@@ -328,14 +389,14 @@ def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetim
     cutoff = read_cutoff(end_user=end_user, read_from=read_from, now=now)
     pending = memory.forget_pending
     if pending:
-        before = parse_datetime(pending["before"]) + timedelta(microseconds=1)
+        before = forget_before(pending) + timedelta(microseconds=1)
         cutoff = min(cutoff, before)
     return read_from, cutoff
 
 
 def unread_parts(
     *, memory: Memory | None, end_user: EndUser, now: datetime, include_open: bool = False, limit: int = 5
-) -> tuple[list[tuple[dict, dict | None]], bool]:
+) -> tuple[list[tuple[WriterInput, dict | None]], bool]:
     """What the next quiet-window runs would read, in order, as `run_quiet_window` reads it: from
     `read_up_to` (so nothing already read comes back, and no team correction or deleted line is
     undone by an old chat), never into a chat still active (unless `include_open`), a pending
@@ -345,9 +406,9 @@ def unread_parts(
     read_from = memory.read_up_to if memory else None
     pending = memory.forget_pending if memory else None
     cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=read_from, now=now)
-    parts: list[tuple[dict, dict | None]] = []
+    parts: list[tuple[WriterInput, dict | None]] = []
     for _ in range(limit + 1):  # one more step may let a read-past forget go without a part
-        before = parse_datetime(pending["before"]) if pending else None
+        before = forget_before(pending) if pending else None
         part_cutoff = min(cutoff, before + timedelta(microseconds=1)) if before else cutoff
         inp = writer_input(end_user=end_user, read_from=read_from, read_to=part_cutoff)
         read_past_forget = before is not None and inp["read_to"] > before
@@ -359,7 +420,7 @@ def unread_parts(
         if len(parts) == limit:
             return parts, True
         parts.append((inp, pending))
-        read_from = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
+        read_from = last_read(inp)
         if read_past_forget:
             pending = None
         elif inp["read_to"] >= cutoff:
@@ -395,7 +456,7 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
         inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
         pending = memory.forget_pending
         if not inp["messages"] and not inp["actions"]:
-            if pending and inp["read_to"] > parse_datetime(pending["before"]):
+            if pending and inp["read_to"] > forget_before(pending):
                 memory = memory_forget_read_past(end_user=end_user, pending=pending, now=now)  # its part is read
                 continue
             due.finish(end_user.pk, now, more_to_read=False)
@@ -421,37 +482,58 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
                 kind=MemoryRun.Kind.QUIET,
                 engine=engine,
             )
-        read_to = max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
-        with memory_locked(end_user, now) as locked:
-            if (
-                locked.read_up_to != read_from
-                or locked.text != memory.text
-                or locked.stopped_at
-                or locked.forget_pending != pending
-            ):
-                memory = locked
-                continue
-            read_past_forget = bool(pending) and inp["read_to"] > parse_datetime(pending["before"])
-            audit = Audit(
-                kind=MemoryRun.Kind.QUIET,
-                engine=results[0].engine if results else "",
-                dropped=dict(outcome.dropped),
-                messages_read=len(inp["messages"]),
-                actions_read=len(inp["actions"]),
-                read_from=read_from,
-                read_to=read_to,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                input_tokens=sum(r.input_tokens for r in results),
-                output_tokens=sum(r.output_tokens for r in results),
-            )
-            change = plan_run(
-                memory=locked,
-                lines=outcome.lines,
-                audit=audit,
-                read_past_forget=read_past_forget,
-                more_to_read=inp["read_to"] < cutoff or read_past_forget,
-                now=now,
-            )
-            [row] = commit_changes([change], now=now)
+        read = _Read(memory=memory, inp=inp, cutoff=cutoff, started=started)
+        row, memory = _write_run(read, outcome, results, end_user=end_user, now=now)
+        if row is not None:
             return row
     return None
+
+
+@dataclass
+class _Read:
+    """What one quiet-window run read: the memory as it was, the input, and how far it could read."""
+
+    memory: Memory
+    inp: WriterInput
+    cutoff: datetime
+    started: float  # time.monotonic() before the engine was asked
+
+
+def _write_run(
+    read: _Read, outcome: Outcome, results: list[EngineResult], *, end_user: EndUser, now: datetime
+) -> tuple[MemoryRun | None, Memory]:
+    """Write what a run made of `read` under the row lock, unless another run changed the memory
+    since it was read: (the audit row written or None, the memory as it is under the lock)."""
+    memory, inp = read.memory, read.inp
+    pending = memory.forget_pending
+    with memory_locked(end_user, now) as locked:
+        if (
+            locked.read_up_to != memory.read_up_to
+            or locked.text != memory.text
+            or locked.stopped_at
+            or locked.forget_pending != pending
+        ):
+            return None, locked
+        read_past_forget = inp["read_to"] > forget_before(pending) if pending else False
+        audit = Audit(
+            kind=MemoryRun.Kind.QUIET,
+            engine=results[0].engine if results else "",
+            dropped=dict(outcome.dropped),
+            messages_read=len(inp["messages"]),
+            actions_read=len(inp["actions"]),
+            read_from=memory.read_up_to,
+            read_to=last_read(inp),
+            duration_ms=int((time.monotonic() - read.started) * 1000),
+            input_tokens=sum(r.input_tokens for r in results),
+            output_tokens=sum(r.output_tokens for r in results),
+        )
+        change = plan_run(
+            memory=locked,
+            lines=outcome.lines,
+            audit=audit,
+            read_past_forget=read_past_forget,
+            more_to_read=inp["read_to"] < read.cutoff or read_past_forget,
+            now=now,
+        )
+        [row] = commit_changes([change], now=now)
+        return row, locked
