@@ -62,12 +62,13 @@ test: $(VENV)/.dev
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 	@if ls tests/js/*.test.mjs >/dev/null 2>&1; then node --test tests/js/*.test.mjs; fi
 
-# What CI checks before the suite: lint, formatting, the apps' import contract (.importlinter), and
-# that every model change has its migration.
+# What CI checks before the suite: lint with the size limits (ruff.toml), formatting, the apps' import
+# contract (.importlinter), the types (mypy.ini), and that every model change has its migration.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(DEMO_ENV) $(PY) manage.py makemigrations --check --dry-run
 
 # The end user's replies in other languages: refresh memory/locale/*/django.po from the code, then

@@ -123,41 +123,54 @@ class World:
         return self.conversations[u]
 
     def do(self, name, *args):
+        """One step, by name (`step_<name>`); a refusal changes nothing, which the checks see."""
         self.tick()
-        end_user = self.end_users[USERS[args[0]]] if args and name not in ("sweep",) else None
+        end_user = self.end_users[USERS[args[0]]] if args and name != "sweep" else None
         try:
-            if name == "set":
-                services.memory_set(end_user=end_user, text="\n".join(LINES[i] for i in args[1]), now=self.now)
-            elif name == "add":
-                services.memory_line_add(end_user=end_user, text=LINES[args[1]], now=self.now)
-            elif name == "edit":
-                services.memory_line_edit(end_user=end_user, index=args[1], text=LINES[args[2]], was=None, now=self.now)
-            elif name == "delete_line":
-                services.memory_line_delete(end_user=end_user, index=args[1], was=None, now=self.now)
-            elif name == "stop":
-                services.memory_stop(end_user=end_user, now=self.now)
-            elif name == "resume":
-                services.memory_resume(end_user=end_user, now=self.now)
-            elif name == "delete":
-                services.memory_delete(end_user=end_user, now=self.now)
-            elif name == "forget":
-                end_user_request(self.conversation(USERS[args[0]]), FORGET[args[1]], now=self.now)
-            elif name == "chat":
-                conversation = self.conversation(USERS[args[0]])
-                chat_record.message_record(conversation=conversation, kind="user", text=SAID[args[1]], now=self.now)
-            elif name == "sweep":
-                self.tick(61)  # past the quiet window
-                if args[0]:
-                    with self.monkeypatch.context() as patch:
-                        patch.setattr(writer, "get_engine", lambda: Failing())
-                        writer_sweep.memory_sweep(now=self.now, run_inline=True)
-                else:
-                    writer_sweep.memory_sweep(now=self.now, run_inline=True)
-            elif name == "retention":
-                self.tick(40 * 24 * 60)  # past keepForDays
-                services.memory_retention_sweep(now=self.now)
+            getattr(self, f"step_{name}")(end_user, *args)
         except policy.MemoryRefused:
-            pass  # refused: nothing changed, which the checks see
+            pass
+
+    def step_set(self, end_user, _, lines):
+        services.memory_set(end_user=end_user, text="\n".join(LINES[i] for i in lines), now=self.now)
+
+    def step_add(self, end_user, _, line):
+        services.memory_line_add(end_user=end_user, text=LINES[line], now=self.now)
+
+    def step_edit(self, end_user, _, index, line):
+        services.memory_line_edit(end_user=end_user, index=index, text=LINES[line], was=None, now=self.now)
+
+    def step_delete_line(self, end_user, _, index):
+        services.memory_line_delete(end_user=end_user, index=index, was=None, now=self.now)
+
+    def step_stop(self, end_user, _):
+        services.memory_stop(end_user=end_user, now=self.now)
+
+    def step_resume(self, end_user, _):
+        services.memory_resume(end_user=end_user, now=self.now)
+
+    def step_delete(self, end_user, _):
+        services.memory_delete(end_user=end_user, now=self.now)
+
+    def step_forget(self, end_user, u, which):
+        end_user_request(self.conversation(USERS[u]), FORGET[which], now=self.now)
+
+    def step_chat(self, end_user, u, said):
+        conversation = self.conversation(USERS[u])
+        chat_record.message_record(conversation=conversation, kind="user", text=SAID[said], now=self.now)
+
+    def step_sweep(self, _, failing):
+        self.tick(61)  # past the quiet window
+        if failing:
+            with self.monkeypatch.context() as patch:
+                patch.setattr(writer, "get_engine", lambda: Failing())
+                writer_sweep.memory_sweep(now=self.now, run_inline=True)
+        else:
+            writer_sweep.memory_sweep(now=self.now, run_inline=True)
+
+    def step_retention(self, _):
+        self.tick(40 * 24 * 60)  # past keepForDays
+        services.memory_retention_sweep(now=self.now)
 
 
 def lines_of(text):
