@@ -13,8 +13,9 @@ carry `Idempotency-Key: <up to 255 visible ASCII characters>`, and then sending 
   is taken over after IN_FLIGHT_TAKEOVER.
 - Rows older than 24 hours are deleted by the `idempotency-keys-expire` schedule (ops.schedules);
   until then an old row is simply not used. An answer that may hold a person's data goes with it:
-  erasing the end user or deleting the agent deletes it (foreign keys), and so does deleting or
-  stopping their memory (`forget_answers`), so a kept answer never outlives what it showed.
+  erasing the end user or deleting the agent deletes it (foreign keys), and so does deleting,
+  stopping or expiring their memory (`forget_answers`, on the memory's `memory_changed` event), so a
+  kept answer never outlives what it showed.
 
 One mixin, `IdempotentWrites`, on the API's base class (surfaces.http.base.TeamApi) does this for
 every write; `IdempotencySchema` documents it on every write operation."""
@@ -26,7 +27,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models.signals import post_save
 from django.dispatch import receiver
 from django.http import HttpResponse
 from django.utils import timezone
@@ -34,7 +34,7 @@ from rest_framework.response import Response
 
 from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Team
-from memory.models import Memory
+from memory.store.events import MemoryChanged, memory_changed
 from surfaces.http.errors import ERROR_CODES
 from surfaces.models import IdempotencyKey
 
@@ -155,15 +155,16 @@ def forget_answers(*, end_user_id: int) -> int:
     return IdempotencyKey.objects.filter(end_user_id=end_user_id).exclude(status=None).delete()[0]
 
 
-@receiver(post_save, sender=Memory, dispatch_uid="surfaces.idempotency.memory_saved")
-def memory_saved(sender, instance: Memory, created: bool, update_fields=None, **kwargs) -> None:
-    """A memory deleted (emptied with a new horizon, also by expiry) or stopped takes the kept
-    answers about that person with it, as it takes the memory."""
-    fields = frozenset(update_fields or ())
-    stopped = "stopped_at" in fields and instance.stopped_at is not None
-    deleted = "text" in fields and "horizon_at" in fields and not instance.text
-    if not created and (stopped or deleted):
-        forget_answers(end_user_id=instance.end_user_id)
+# The changes that empty a memory or stop it (memory.store.events' kinds).
+_FORGETTING_KINDS = frozenset({"deleted", "stopped", "expired"})
+
+
+@receiver(memory_changed, dispatch_uid="surfaces.idempotency.memory_changed")
+def memory_changed_forgets_answers(sender, event: MemoryChanged, **kwargs) -> None:
+    """A memory deleted (by the team, the person or expiry) or stopped takes the kept answers about
+    that person with it, in the change's own transaction, as it takes the memory."""
+    if event.kind in _FORGETTING_KINDS:
+        forget_answers(end_user_id=event.end_user_id)
 
 
 def _usable(value: Any, max_length: int) -> str | None:

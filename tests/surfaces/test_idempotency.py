@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from agents.models import Agent, Conversation, Message
 from memory.models import Memory
-from memory.store.services import memory_delete, memory_set
+from memory.store.services import memory_delete, memory_retention_sweep, memory_set
 from ops.schedules import SCHEDULES
 from surfaces import tasks
 from surfaces.http import idempotency
@@ -232,6 +232,14 @@ def test_deleting_or_stopping_a_memory_drops_the_answers_that_showed_it(api, age
     assert stopped.status == 200
     assert list(IdempotencyKey.objects.values_list("key", flat=True)) == ["k-gone-3"]  # the stop's own answer
     assert "Hindi" not in bytes(IdempotencyKey.objects.get(key="k-gone-3").body).decode()
+
+
+def test_a_memory_expired_by_retention_drops_the_answers_that_showed_it(api, agent):
+    path = f"/agents/{agent.public_id}/end-users/u_old/memory"
+    api.put(path, {"text": "Works from the Pune office."}, **key("k-old-1"))
+    assert IdempotencyKey.objects.filter(key="k-old-1").exists()
+    assert memory_retention_sweep(now=timezone.now() + timedelta(days=400)) == {"expired": 1}
+    assert not IdempotencyKey.objects.filter(key="k-old-1").exists()
 
 
 @pytest.mark.django_db(transaction=True)
