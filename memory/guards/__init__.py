@@ -27,13 +27,15 @@ checked in well under 30 ms.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
 from memory.guards.categories import category_of
 from memory.guards.credentials import detect_secrets_in, key_in, password_in
 from memory.guards.identifiers import identifier_refusal
-from memory.guards.sources import source_refusal, sources_from_payload
+from memory.guards.sources import source_refusal as _structural_source_refusal
+from memory.guards.sources import sources_from_payload
 from memory.guards.text import SENTENCE_END, sentences, view, without_said_once
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "reason_label",
     "source_refusal",
     "sources_from_payload",
+    "typed_secret_values",
     "split_lines",
 ]
 
@@ -173,6 +176,77 @@ def find_secret(text: str) -> str | None:
     if password_in(v):
         return "password"
     return identifier_refusal(v) or detect_secrets_in(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the person typed as a secret stays a secret wherever a model puts it (R7 on the writer's path)
+# ---------------------------------------------------------------------------------------------
+
+# A token of what was typed: letters, digits and the symbols a password holds, cut at spaces and at the
+# punctuation that ends a clause.
+_TYPED_TOKEN = re.compile(r"[^\s,;:()\[\]{}\"'«»“”]+")
+# Stand-ins of a password's shapes (a mixed token, an ordinary word): a value swapped for one still reads as
+# a secret, the word that named it ("password", "PIN") swapped for either does not.
+_STAND_INS = ("Qv7-Lmx-42", "lantern")
+_DIGIT_RUN = re.compile(r"\d{4,}")
+
+
+def _value_tokens(sentence: str, reason: str) -> set[str]:
+    """The tokens of a sentence that hold its secret: without one, the sentence is no longer refused, and (for
+    a token without digits) with a stand-in in its place it still is, so it was the value and not the word
+    that named it ("password", "PIN"). A group of digits stands for the whole number it is part of."""
+    values: set[str] = set()
+    for token in {t.strip(".!?-") for t in _TYPED_TOKEN.findall(sentence)}:
+        if len(token) < 3:
+            continue
+        pattern = re.compile(rf"(?<!\S){re.escape(token)}")
+        if find_secret(pattern.sub(" ", sentence)) is not None:
+            continue  # the sentence is a secret without it too
+        if token.isdigit():  # one group of a number written in groups: the whole number is the value
+            values.update(run for run in _DIGIT_RUN.findall(view(sentence).digits) if token in run)
+        elif any(c.isdigit() for c in token) or any(
+            find_secret(pattern.sub(stand_in, sentence)) is not None for stand_in in _STAND_INS
+        ):
+            values.add(token)
+    if not values:  # a value told in pieces (a card in groups, a code digit by digit): its digits
+        values = set(_DIGIT_RUN.findall(view(sentence).digits))
+    return values
+
+
+@functools.lru_cache(maxsize=2048)
+def typed_secret_values(text: str) -> tuple[tuple[str, str], ...]:
+    """(value, reason) for each secret what the person typed holds, sentence by sentence: the value a
+    password, a code, a card or an id was given as, so a line that carries it is refused however a model
+    words the rest ("my password for the shop is Tulip-Harbor-93" makes "Shop login: Tulip-Harbor-93" a
+    password line)."""
+    found: list[tuple[str, str]] = []
+    for sentence in sentences(text, limit=40):
+        reason = find_secret(sentence.strip())
+        if reason:
+            found.extend((value, reason) for value in sorted(_value_tokens(sentence, reason)))
+    return tuple(found)
+
+
+def _typed_secret_refusal(line: str, sources: Iterable[dict]) -> str | None:
+    line_view = view(line)
+    folded, digits = line.casefold(), line_view.digits
+    for source in sources:
+        if source.get("kind") != "message":
+            continue
+        for value, reason in typed_secret_values(str(source.get("text") or "")):
+            if value.casefold() in folded:
+                return reason
+            value_digits = view(value).digits
+            if len(value_digits) >= 4 and value_digits.isdigit() and value_digits in digits:
+                return reason
+    return None
+
+
+def source_refusal(line: str, sources: list[dict]) -> str | None:
+    """The reason a line may not be kept given the sources it cites (R7, R12), or ``None``: a secret the
+    person typed in a cited message, however the line words it (``typed_secret_values``), then the
+    structural checks of ``memory.guards.sources.source_refusal`` (a failed action, a detail not said)."""
+    return _typed_secret_refusal(line, sources) or _structural_source_refusal(line, sources)
 
 
 # The order categories are tried in: the more specific first ("Has a girlfriend" is a relationship before
