@@ -13,6 +13,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from agents import keyset
 from agents.end_user_ids import end_user_id_part_refusal
 from agents.errors import AppError
 from agents.models import ActionRun, Agent, Conversation, EndUser, Message
@@ -107,7 +108,7 @@ def people_page(
     if query:
         rows = rows.filter(external_id__icontains=query)
     total = rows.count()
-    before = 0
+    before, after_key = 0, None
     if after:
         try:
             after_id = int(after)
@@ -115,11 +116,11 @@ def people_page(
             raise AppError(
                 "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
             ) from None
-        before = rows.filter(pk__gt=after_id).count()
-        rows = rows.filter(pk__lt=after_id)
-    page = list(rows.select_related("memory", "consent").order_by("-pk")[: limit + 1])
-    next_cursor = str(page[limit - 1].pk) if len(page) > limit else None
-    page = page[:limit]
+        before, after_key = rows.filter(pk__gt=after_id).count(), (after_id,)
+    page, more = keyset.newest_first(
+        rows.select_related("memory", "consent"), keys=("pk",), limit=limit, after=after_key
+    )
+    next_cursor = str(page[-1].pk) if more else None
     return PeoplePage(
         rows=page,
         total=total,

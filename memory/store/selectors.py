@@ -1,8 +1,6 @@
 """Reads for memories: due work for the sweep, what a run reads, one end user's memory, the list of
 who is remembered (one keyset-paged read for the API and the tab) and the API's read of one memory."""
 
-import base64
-import binascii
 import functools
 import json
 from collections.abc import Iterable, Mapping
@@ -14,7 +12,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from agents.errors import AppError
+from agents import keyset
 from agents.models import ActionRun, Agent, AgentVersion, Conversation, EndUser, Message
 from memory.models import Memory
 
@@ -177,27 +175,8 @@ def memories_present(agent) -> QuerySet[Memory]:
 
 
 def memory_cursor(memory: Memory) -> str:
-    return _encode_cursor(memory.updated_at, memory.pk)
-
-
-def _encode_cursor(at: datetime, pk: int) -> str:
-    return base64.urlsafe_b64encode(f"{at.isoformat()}|{pk}".encode()).decode().rstrip("=")
-
-
-def memory_cursor_decode(cursor: str) -> tuple[datetime, int]:
-    """(updated_at, id) from a cursor made by `memory_cursor` or `memories_page_cursor`, or AppError
-    `invalid_cursor`."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        when, _, pk = raw.partition("|")
-        at = parse_datetime(when)
-        if at is None or timezone.is_naive(at):
-            raise ValueError("not an aware time")
-        return at, int(pk)
-    except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
-        raise AppError(
-            "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
-        ) from None
+    """The cursor after `memory` in `memories_page`'s order (`agents.keyset`'s, for its `after_key`)."""
+    return keyset.cursor_encode(memory.updated_at, memory.pk)
 
 
 # --- The REST API's hot reads: one plain SQL statement each ----------------------------------
@@ -312,5 +291,5 @@ def memories_page(
 
 
 def memories_page_cursor(read: dict) -> str:
-    """The cursor after a read from `memories_page`, for its `after_key` (via `memory_cursor_decode`)."""
-    return _encode_cursor(*read["_key"])
+    """The cursor after a read from `memories_page`, for its `after_key` (`agents.keyset.cursor_decode`)."""
+    return keyset.cursor_encode(*read["_key"])

@@ -9,7 +9,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from agents import agent_config, services
+from agents import agent_config, keyset, services
 from agents.models import ActionRun, Agent, AgentVersion, Conversation, Message
 from consent.notice import notice_text
 from memory.store import settings as memory_settings
@@ -230,12 +230,12 @@ class VersionListApi(TeamApi):
     def get(self, request, agent_id):
         agent = self.agent(agent_id)
         query = self.QueryIn.from_request(request)
-        versions = AgentVersion.objects.filter(agent=agent).order_by("-number")
-        if "before" in query:
-            versions = versions.filter(number__lt=query["before"])
-        page = list(versions[: query["limit"] + 1])
-        more = len(page) > query["limit"]
-        page = page[: query["limit"]]
+        page, more = keyset.newest_first(
+            AgentVersion.objects.filter(agent=agent),
+            keys=("number",),
+            limit=query["limit"],
+            after=(query["before"],) if "before" in query else None,
+        )
         return Response(self.PageOut({"versions": page, "next": {"before": page[-1].number} if more else None}).data)
 
 

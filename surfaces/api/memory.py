@@ -2,7 +2,6 @@
 end user's erase. Thin classes over `memory.store.services`; the privacy guards are `memory.guards`'s,
 called by `memory_set` as on every other write path."""
 
-from datetime import datetime
 
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
@@ -15,7 +14,7 @@ from agents.models import Agent
 from memory import guards as policy
 from memory.models import MemoryRun
 from memory.store import services
-from memory.store.selectors import api_memory_read, memories_page, memories_page_cursor, memory_cursor_decode
+from memory.store.selectors import api_memory_read, memories_page, memories_page_cursor
 from memory.store.version import etag, memory_version, versions_from_if_match
 from surfaces.http.base import (
     END_USER_ID_ERRORS,
@@ -32,6 +31,7 @@ from surfaces.http.base import (
     parse_body,
     usable_id,
 )
+from surfaces.http.pagination import cursor_decode
 
 TAG_MEMORY = ["Memory"]
 MAX_SET_CHARS = 100_000  # a bound on the body; the memory's own limits are policy's (30 lines, 300 chars)
@@ -95,15 +95,6 @@ def memory_answer(agent: Agent, end_user) -> dict:
     _, read = api_memory_read(team_id=agent.team_id, agent_public_id=agent.public_id, external_id=end_user.external_id)
     assert read is not None  # the end user was just written to
     return api_output(read)
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        return memory_cursor_decode(cursor)
-    except AppError:
-        raise serializers.ValidationError(
-            {"cursor": ["Not a cursor from this API: pass next.cursor as it came."]}
-        ) from None
 
 
 DATETIME = serializers.DateTimeField()
@@ -199,7 +190,7 @@ class MemoryListApi(TeamApi):
     def get(self, request, agent_id):
         agent = self.agent(agent_id)
         query = self.QueryIn.from_request(request)
-        after_key = decode_cursor(query["cursor"]) if "cursor" in query else None
+        after_key = cursor_decode(query["cursor"]) if "cursor" in query else None
         page, more = memories_page(
             agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key
         )

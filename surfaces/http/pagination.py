@@ -1,33 +1,27 @@
-"""One keyset page for the API's newest-first lists: rows ordered by (a time, id) descending, a
-page continued with `before` (a time: rows strictly older) or exactly with `cursor` (after a
-row, even when several share its time). Never OFFSET: a deep page costs what the first does."""
+"""The API's keyset pages (`agents.keyset`, the one paginator): rows ordered by (a time, id)
+descending, a page continued with `before` (a time: rows strictly older) or exactly with `cursor`
+(after a row, even when several share its time). Never OFFSET: a deep page costs what the first does."""
 
-import base64
-import binascii
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from django.db.models import QuerySet
 from rest_framework import serializers
 
+from agents import keyset
 from surfaces.http.base import StrictQuerySerializer
 
 MAX_LIMIT = 200
 
 
 def cursor_encode(at: datetime, pk: int) -> str:
-    return base64.urlsafe_b64encode(f"{at.isoformat()}|{pk}".encode()).decode().rstrip("=")
+    return keyset.cursor_encode(at, pk)
 
 
 def cursor_decode(cursor: str) -> tuple[datetime, int]:
+    """(at, pk) from a cursor, or the API's invalid_request on `cursor`."""
     try:
-        when, _, pk = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode().partition("|")
-        at = parse_datetime(when)
-        if at is None or timezone.is_naive(at):
-            raise ValueError("not an aware time")
-        return at, int(pk)
-    except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError):
+        return keyset.cursor_decode(cursor)
+    except keyset.BadCursor:
         raise serializers.ValidationError(
             {"cursor": ["Not a cursor from this API: pass next.cursor as it came."]}
         ) from None
@@ -55,14 +49,13 @@ class PageNext(serializers.Serializer):
 
 def keyset_page(rows: QuerySet, *, field: str, query: dict) -> tuple[list, dict | None]:
     """A page of `rows`, newest `field` first, and the next page's query (None on the last)."""
+    after: tuple | None = None
     if "cursor" in query:
-        at, pk = cursor_decode(query["cursor"])
-        rows = rows.filter(**{f"{field}__lte": at}).filter(Q(**{f"{field}__lt": at}) | Q(pk__lt=pk))
+        after = cursor_decode(query["cursor"])
     elif query.get("before") is not None:
-        rows = rows.filter(**{f"{field}__lt": query["before"]})
-    limit = query["limit"]
-    page = list(rows.order_by(f"-{field}", "-pk")[: limit + 1])
-    if len(page) <= limit:
+        after = (query["before"],)
+    page, more = keyset.newest_first(rows, keys=(field, "pk"), limit=query["limit"], after=after)
+    if not more:
         return page, None
-    last = page[limit - 1]
-    return page[:limit], {"before": getattr(last, field), "cursor": cursor_encode(getattr(last, field), last.pk)}
+    last = page[-1]
+    return page, {"before": getattr(last, field), "cursor": cursor_encode(getattr(last, field), last.pk)}

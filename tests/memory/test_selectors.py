@@ -9,9 +9,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from agents import services as agent_services
+from agents.keyset import cursor_decode
 from agents.models import AgentVersion
 from memory.store import services
-from memory.store.selectors import memories_page, memories_page_cursor, memory_cursor_decode, memory_of
+from memory.store.selectors import memories_page, memories_page_cursor, memory_of
 from tests.memory.seed import remembered
 
 
@@ -45,11 +46,11 @@ def test_pages_do_not_shift_when_someone_changes_meanwhile(agent, many):
     assert more and ids(first)[:2] == ["u_119", "u_118"]
     remembered(agent, "u_new", "Speaks Hindi.")  # newest change, lands on page one
     second, more = memories_page(
-        agent_id=agent.pk, limit=50, after_key=memory_cursor_decode(memories_page_cursor(first[-1]))
+        agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(first[-1]))
     )
     assert more and ids(second)[:2] == ["u_069", "u_068"]
     third, more = memories_page(
-        agent_id=agent.pk, limit=50, after_key=memory_cursor_decode(memories_page_cursor(second[-1]))
+        agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(second[-1]))
     )
     assert ids(third) == [f"u_{i:03}" for i in range(19, -1, -1)] and not more
 
@@ -57,7 +58,7 @@ def test_pages_do_not_shift_when_someone_changes_meanwhile(agent, many):
 def test_paging_never_uses_offset_and_walks_the_index(agent, many):
     first, _ = memories_page(agent_id=agent.pk, limit=50)
     with CaptureQueriesContext(connection) as queries:
-        memories_page(agent_id=agent.pk, limit=50, after_key=memory_cursor_decode(memories_page_cursor(first[-1])))
+        memories_page(agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(first[-1])))
     assert len(queries.captured_queries) == 1
     sql = queries.captured_queries[0]["sql"]
     assert "OFFSET" not in sql.upper()
