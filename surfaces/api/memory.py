@@ -2,7 +2,6 @@
 end user's erase. Thin classes over `memory.store.services`; the privacy guards are `memory.guards`'s,
 called by `memory_set` as on every other write path."""
 
-
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema

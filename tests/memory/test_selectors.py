@@ -45,13 +45,9 @@ def test_pages_do_not_shift_when_someone_changes_meanwhile(agent, many):
     first, more = memories_page(agent_id=agent.pk, limit=50)
     assert more and ids(first)[:2] == ["u_119", "u_118"]
     remembered(agent, "u_new", "Speaks Hindi.")  # newest change, lands on page one
-    second, more = memories_page(
-        agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(first[-1]))
-    )
+    second, more = memories_page(agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(first[-1])))
     assert more and ids(second)[:2] == ["u_069", "u_068"]
-    third, more = memories_page(
-        agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(second[-1]))
-    )
+    third, more = memories_page(agent_id=agent.pk, limit=50, after_key=cursor_decode(memories_page_cursor(second[-1])))
     assert ids(third) == [f"u_{i:03}" for i in range(19, -1, -1)] and not more
 
 
