@@ -282,6 +282,12 @@ OPENAI_MAX_RETRIES = int(os.environ.get("OPENAI_MAX_RETRIES", "2"))
 # A model server's answer is read at most this many bytes (chat replies, the Builder, the writer);
 # a longer one is refused before it is parsed (502 model_too_large).
 MODEL_ANSWER_MAX_BYTES = int(os.environ.get("MODEL_ANSWER_MAX_BYTES", str(64 * 1024)))
+# Model calls in flight at once in one process (the writer's batch, Apply, Try, and every other call:
+# agents.engines.model_slots): a call waits on the network, so many wait together. 16 a core by
+# default (a run costs about 10-20 ms of CPU: 16 calls a core at 1 s a call keeps a core far from busy).
+MODEL_CONCURRENCY = int(os.environ.get("MODEL_CONCURRENCY", str(16 * (os.cpu_count() or 1))))
+# With REDIS_URL: at most this many calls in flight across every process together (0: no shared cap).
+MODEL_CONCURRENCY_TOTAL = int(os.environ.get("MODEL_CONCURRENCY_TOTAL", "256"))
 
 # --- The website chat's CORS (django-cors-headers; surfaces/http/cors.py) -------------------------
 # Its endpoints are called from customers' pages, with no cookie and no credential: any origin may

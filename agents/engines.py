@@ -22,8 +22,12 @@ both engines run through the same code path.
 import functools
 import json
 import logging
+import threading
 import time
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
@@ -64,7 +68,16 @@ class Engine(Protocol):
     offline rules and an OpenAI-compatible server both answer it; tests swap in their own."""
 
     name: str
-    batch_size: int  # how many people one quiet-window task reads
+
+    @property
+    def batch_size(self) -> int:
+        """How many people one quiet-window task reads."""
+        ...
+
+    @property
+    def concurrency(self) -> int:
+        """How many of its calls `concurrently` keeps in flight at once (1: one after another)."""
+        ...
 
     def structured(self, *, task: str, system: str, payload: dict, schema: dict) -> EngineResult: ...
 
@@ -82,6 +95,7 @@ class OfflineEngine:
     # How many people one quiet-window task reads: the rules answer in milliseconds, so a batch
     # shares its reads and writes (memory.writer.batch).
     batch_size = 25
+    concurrency = 1  # CPU only: nothing to wait on, so calls run one after another in the caller's thread
 
     def _handler(self, task: str) -> Callable[[dict], dict]:
         path = settings.AGENTNAVA_OFFLINE_RULES.get(task)
@@ -184,9 +198,19 @@ def _capped_client(max_bytes: int, timeout: float) -> "httpx2.Client":
 
 class OpenAIEngine:
     name = "openai"
-    # One person a task: a model call takes seconds, so the cluster's workers wait on many calls at
-    # once, and a task stays far inside the cluster's timeout.
-    batch_size = 1
+
+    @property
+    def concurrency(self) -> int:
+        """Calls in flight at once in this process (MODEL_CONCURRENCY): a call waits seconds on the
+        model, so many wait together (`concurrently`; every call also holds a `model_slots` slot)."""
+        return max(1, settings.MODEL_CONCURRENCY)
+
+    @property
+    def batch_size(self) -> int:
+        """People one quiet-window task reads: one wave of calls in flight together, so a task
+        takes about one call's time (at worst one call's timeout and retries, far inside the
+        cluster's timeout) and shares its reads and its commit."""
+        return self.concurrency
 
     def __init__(
         self,
@@ -215,7 +239,8 @@ class OpenAIEngine:
 
         started = time.monotonic()
         try:
-            response = self.client.chat.completions.create(model=self.model, **kwargs)
+            with model_slots().held():
+                response = self.client.chat.completions.create(model=self.model, **kwargs)
         except ModelAnswerTooLarge as exc:
             raise EngineError(
                 f"The model's answer was over {self.max_answer_bytes} bytes; nothing of it was kept.",
@@ -314,3 +339,103 @@ def _openai_engine(
         max_retries=max_retries,
         max_answer_bytes=max_answer_bytes,
     )
+
+
+# --- Calls in flight together ------------------------------------------------------------------
+
+_Item = TypeVar("_Item")
+_Out = TypeVar("_Out")
+
+
+def concurrently(engine: Engine, call: Callable[[_Item], _Out], items: Sequence[_Item]) -> list[_Out]:
+    """`call(item)` for each item, in order of the items, up to `engine.concurrency` at once in
+    threads of a pool (a model's calls wait on the network, so they wait together); with the offline
+    engine (concurrency 1) one after another in this thread, exactly as a plain loop. `call` must
+    not touch the database (each thread would open its own connection): read first, write after.
+    An exception `call` raises is raised here, after every call has ended."""
+    workers = min(max(1, getattr(engine, "concurrency", 1)), len(items))
+    if workers <= 1:
+        return [call(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="model-call") as pool:
+        return list(pool.map(call, items))
+
+
+# One script: drop the holders whose time is up, then take a slot if fewer than the limit hold one.
+# The time is the Redis server's, the same for every process whatever its clock.
+_TAKE_SLOT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+"""
+SLOTS_KEY = "agentnava:model-slots"
+
+
+class ModelSlots:
+    """At most `limit` model calls in flight in this process (a semaphore) and, with Redis, at most
+    `total` across every process (a sorted set of holders in Redis, each with its time: a holder
+    older than `hold_ms`, a worker that died holding it, is dropped by the next taker, so a dead
+    worker never keeps a slot). Redis unreachable: the process's own cap holds alone (logged)."""
+
+    def __init__(self, *, limit: int, total: int = 0, redis_url: str = "", hold_ms: int = 120_000):
+        self.limit, self.total, self.hold_ms = limit, total, hold_ms
+        self._local = threading.BoundedSemaphore(limit)
+        self._redis = None
+        if redis_url and total > 0:
+            import redis
+
+            self._redis = redis.Redis.from_url(redis_url, socket_timeout=5)
+            self._take = self._redis.register_script(_TAKE_SLOT)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        with self._local:
+            token = self._take_shared()
+            try:
+                yield
+            finally:
+                self._give_back(token)
+
+    def _take_shared(self) -> str | None:
+        if self._redis is None:
+            return None
+        import redis
+
+        token, wait = uuid.uuid4().hex, 0.01
+        try:
+            while not self._take(keys=[SLOTS_KEY], args=[self.hold_ms, self.total, token]):
+                time.sleep(wait)
+                wait = min(0.1, wait * 1.5)
+        except redis.RedisError as exc:
+            log.warning("model slots: Redis did not answer (%s); this process's own cap holds alone", exc)
+            return None
+        return token
+
+    def _give_back(self, token: str | None) -> None:
+        if token is None or self._redis is None:
+            return
+        import redis
+
+        try:
+            self._redis.zrem(SLOTS_KEY, token)
+        except redis.RedisError as exc:  # its time runs out instead
+            log.warning("model slots: could not give a slot back (%s)", exc)
+
+
+def model_slots() -> ModelSlots:
+    """This process's slots for the current settings (MODEL_CONCURRENCY; with REDIS_URL,
+    MODEL_CONCURRENCY_TOTAL across processes, each slot held at most the longest a call may take)."""
+    hold = settings.OPENAI_TIMEOUT_SECONDS * (settings.OPENAI_MAX_RETRIES + 1) + 30  # the client's retries wait too
+    return _slots(
+        max(1, settings.MODEL_CONCURRENCY), settings.MODEL_CONCURRENCY_TOTAL, settings.REDIS_URL, int(hold * 1000)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _slots(limit: int, total: int, redis_url: str, hold_ms: int) -> ModelSlots:
+    return ModelSlots(limit=limit, total=total, redis_url=redis_url, hold_ms=hold_ms)
