@@ -32,13 +32,14 @@ from functools import partial
 from django.db import transaction
 from django.utils import timezone
 
-from agents.engines import EngineError, EngineResult, get_engine
+from agents.engines import EngineError, EngineResult, concurrently, get_engine
 from agents.errors import AppError
 from agents.models import Agent, AgentVersion
 from memory.models import ApplyJob, Memory, MemoryRun
 from memory.store.actions import Audit, plan_apply, plan_apply_failure
 from memory.store.rows import FreeTimes, MemoryChange, commit_changes
 from memory.tools import jobs
+from memory.writer import run as writer_run
 from memory.writer.run import Outcome, propose
 
 log = logging.getLogger(__name__)
@@ -240,10 +241,18 @@ def _next_batch(job: ApplyJob) -> tuple[list[Memory], bool]:
 
 def _review_batch(reviews: list[_Review], memories: list[Memory], config: dict, engine, budget, streak: int) -> int:
     """Review memories into `reviews` until the batch ends, the model fails MAX_CONSECUTIVE_FAILURES
-    times in a row or the budget is spent. Returns the failures in a row so far."""
-    for memory in memories:
-        reviews.append(_review(memory, config, engine, timezone.now()))
-        streak = streak + 1 if reviews[-1].error_code else 0
+    times in a row or the budget is spent. A model's reviews go in waves of its concurrency, in
+    flight together (`engines.concurrently`; the offline engine's one at a time); the checks come
+    after each wave. Returns the failures in a row so far."""
+    engine = engine or writer_run.get_engine()  # the writer's, as `propose` resolves it
+    wave = max(1, getattr(engine, "concurrency", 1))
+    for start in range(0, len(memories), wave):
+        now = timezone.now()
+        for review in concurrently(
+            engine, partial(_review, config=config, engine=engine, now=now), memories[start : start + wave]
+        ):
+            reviews.append(review)
+            streak = streak + 1 if review.error_code else 0
         if streak >= MAX_CONSECUTIVE_FAILURES or budget.spent:
             break
     return streak

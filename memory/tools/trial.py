@@ -10,11 +10,11 @@ nothing a run has read is read again: a line the team corrected or deleted, or a
 never comes back in a preview, exactly as it never comes back after a real run. Only
 conversations that used memory are read (the writer's own selector).
 
-The engine calls for different people run in parallel threads; those threads never touch the
-database (everything they need is read first).
+The engine calls for different people are in flight together with a model (`engines.concurrently`,
+up to MODEL_CONCURRENCY at once; the offline engine's one after another); those calls never touch
+the database (everything they need is read first).
 """
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypedDict
@@ -22,11 +22,11 @@ from typing import TypedDict
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from agents.engines import EngineError, get_engine
+from agents.engines import EngineError, concurrently, get_engine
 from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Message
 from memory.models import Memory
-from memory.store.selectors import memories_of
+from memory.store.selectors import WriterInput, memories_of
 from memory.writer.run import unread_parts, version_configs
 
 DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
@@ -159,7 +159,7 @@ class _Tracker:
 
 
 def _run_person(
-    person: TrialPerson, parts: list[tuple[dict, dict | None]], versions: dict, config: dict, now: datetime, engine
+    person: TrialPerson, parts: list[tuple[WriterInput, dict | None]], versions: dict, config: dict, now: datetime, engine
 ) -> TrialPerson:
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
@@ -240,6 +240,5 @@ def trial_run(
         work.append((person, parts, versions))
     if not work:
         return TrialResult(people=[], asked_for=people, engine=engine.name)
-    with ThreadPoolExecutor(max_workers=min(8, len(work))) as pool:
-        done = list(pool.map(lambda item: _run_person(item[0], item[1], item[2], config, now, engine), work))
+    done = concurrently(engine, lambda item: _run_person(item[0], item[1], item[2], config, now, engine), work)
     return TrialResult(people=done, asked_for=people, engine=engine.name)

@@ -1,11 +1,12 @@
 """Quiet-window runs in batches: what `writer.run_quiet_window` does for one end user, for several
 at once, with the same guarantees and a fraction of the queries.
 
-The sweep queues one task per `batch_size()` end users (BATCH_SIZE with the offline engine, one with
-a model, whose calls take seconds). A batch reads everything it needs in a fixed
+The sweep queues one task per `batch_size()` end users at most (BATCH_SIZE with the offline engine;
+with a model, its concurrency). A batch reads everything it needs in a fixed
 number of queries (the end users with their agents' published configs, their memory rows, their
 active chats, what each may read, the versions those chats began on), asks the engine and the
-guards for each end user exactly as a single run does (`writer.propose_read`), then commits every
+guards for each end user exactly as a single run does (`writer.propose_read`; a model's calls in
+flight together, `engines.concurrently`, the offline engine's one after another), then commits every
 change in one transaction: the memory rows are locked together (in id order, so two batches never
 deadlock), each one is compared with what was read, and each change goes through
 `actions.plan_run`, all of them written together by `rows.commit_changes` (the one writer of
@@ -13,7 +14,7 @@ memory rows: one UPDATE of the memories, one INSERT of the audit rows, the due q
 
 Whatever a batch cannot do simply goes to the single run, one end user at a time: a pending
 forget, a chat still active (its cutoff is the single run's), a memory changed since it was read,
-an engine failure (recorded with its backoff), or a commit the database refused (a tie on
+an engine failure (recorded with its backoff, for that end user only), or a commit the database refused (a tie on
 `updated_at` with another process rolls the batch back and it is committed again with the free
 times read anew from a random point within the next 2 ms; after COMMIT_ATTEMPTS ties, or any
 other refusal, each end user runs alone).
@@ -30,19 +31,20 @@ from django.db import DatabaseError, IntegrityError, models, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from agents.engines import EngineError
+from agents.engines import EngineError, concurrently
 from agents.models import AgentVersion, EndUser
 from memory.models import Memory, MemoryRun
 from memory.store import due
 from memory.store.actions import Audit, plan_run
 from memory.store.rows import FreeTimes, commit_changes, is_tie, memories_locked
 from memory.store.selectors import MAX_MESSAGES_PER_RUN, WriterInput, memories_of, writer_inputs
+from memory.writer import run as writer_run
 from memory.writer.run import Outcome, _record_failure, propose_read, run_quiet_window
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
-    from agents.engines import EngineResult
+    from agents.engines import Engine, EngineResult
 
 COMMIT_ATTEMPTS = 4  # a tie on updated_at with another process: read the free times again
 RETRY_SPREAD_MICROSECONDS = 2000  # ... from a random point within the next 2 ms (a time of change, 2 ms late at most)
@@ -51,11 +53,13 @@ BATCH_SIZE = 25  # end users per task at most: large enough to share the reads, 
 
 def batch_size() -> int:
     """End users per task with the configured engine: BATCH_SIZE with the offline rules (CPU,
-    milliseconds a person); one with a model, whose calls take seconds (a batch would wait on them
-    one after another, and could outlast the cluster's timeout before it commits anything)."""
-    from memory.writer.run import get_engine  # the writer's, which tests may swap
-
-    return max(1, min(BATCH_SIZE, getattr(get_engine(), "batch_size", 1)))
+    milliseconds a person); with a model, its concurrency (MODEL_CONCURRENCY): the batch's calls
+    are in flight together (`engines.concurrently`), so a task takes about one call's time, at worst
+    one call's timeout and retries, far inside the cluster's timeout."""
+    engine = writer_run.get_engine()  # the writer's, which tests may swap
+    if getattr(engine, "concurrency", 1) > 1:
+        return max(1, engine.batch_size)
+    return max(1, min(BATCH_SIZE, getattr(engine, "batch_size", 1)))
 
 
 log = logging.getLogger(__name__)
@@ -153,35 +157,31 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
     versions = _version_configs(inputs)
     configs = {e.pk: e.published_config for e in live}
 
-    pending: dict[int, _Pending] = {}
+    work = []
     for pk, inp in inputs.items():
         if not inp["messages"] and not inp["actions"]:
             finished[pk] = False
-            continue
-        if len(inp["messages"]) == MAX_MESSAGES_PER_RUN:  # a backlog: the single run reads it part by part
+        elif len(inp["messages"]) == MAX_MESSAGES_PER_RUN:  # a backlog: the single run reads it part by part
             alone.append(pk)
-            continue
-        memory, started = memories[pk], time.monotonic()
-        try:
-            outcome, results = propose_read(
-                lines=memory.lines, inp=inp, published=configs[pk], versions=versions, now=now, engine=engine
-            )
-        except EngineError as exc:
-            end_user = next(e for e in live if e.pk == pk)
-            rows.append(
-                _record_failure(
-                    end_user=end_user,
-                    exc=exc,
-                    now=now,
-                    started=started,
-                    read_from=memory.read_up_to,
-                    kind=MemoryRun.Kind.QUIET,
-                    engine=engine,
-                )
-            )
-            continue
-        pending[pk] = _Pending(memory=memory, outcome=outcome, results=results, inp=inp, started=started)
+        else:
+            work.append((pk, inp))
 
+    pending, failures = _propose_all(
+        work, memories=memories, configs=configs, versions=versions, now=now, engine=engine
+    )
+    by_pk = {e.pk: e for e in live}
+    for pk, started, exc in failures:  # a failed call fails only its own person, with its backoff
+        rows.append(
+            _record_failure(
+                end_user=by_pk[pk],
+                exc=exc,
+                now=now,
+                started=started,
+                read_from=memories[pk].read_up_to,
+                kind=MemoryRun.Kind.QUIET,
+                engine=engine,
+            )
+        )
     committed, changed = _commit_with_retries(pending, finished, now)
     rows.extend(committed)
     alone.extend(changed)
@@ -190,6 +190,40 @@ def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None)
         if row is not None:
             rows.append(row)
     return rows
+
+
+def _propose_all(
+    work: list[tuple[int, WriterInput]],
+    *,
+    memories: dict[int, Memory],
+    configs: dict[int, dict],
+    versions: dict,
+    now: datetime,
+    engine: "Engine | None",
+) -> tuple[dict[int, _Pending], list[tuple[int, float, EngineError]]]:
+    """Each person's engine call and guards (`writer.propose_read`), a model's calls in flight
+    together (`engines.concurrently`), the offline engine's one after another: (the proposals by end
+    user, the failures as (end user, when its call began, the error)). No database in the calls."""
+
+    def propose_one(item: tuple[int, WriterInput]) -> tuple[int, float, _Pending | EngineError]:
+        pk, inp = item
+        memory, started = memories[pk], time.monotonic()
+        try:
+            outcome, results = propose_read(
+                lines=memory.lines, inp=inp, published=configs[pk], versions=versions, now=now, engine=engine
+            )
+        except EngineError as exc:
+            return pk, started, exc
+        return pk, started, _Pending(memory=memory, outcome=outcome, results=results, inp=inp, started=started)
+
+    pending: dict[int, _Pending] = {}
+    failures: list[tuple[int, float, EngineError]] = []
+    for pk, started, answer in concurrently(engine or writer_run.get_engine(), propose_one, work):
+        if isinstance(answer, _Pending):
+            pending[pk] = answer
+        else:
+            failures.append((pk, started, answer))
+    return pending, failures
 
 
 def _commit_with_retries(

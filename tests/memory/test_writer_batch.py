@@ -243,10 +243,10 @@ def test_the_sweep_queues_one_task_per_batch(team, user):
 
 
 @pytest.mark.django_db
-def test_with_a_model_each_task_reads_one_person(team, user, monkeypatch):
-    """A model call takes seconds: a batch would wait on each in turn inside one task (and could
-    outlast the cluster's timeout before committing anything), so with the OpenAI engine the sweep
-    queues one person a task, and the cluster's workers wait on many calls at once."""
+@pytest.mark.parametrize(("people", "tasks"), [(9, [3, 3, 3]), (3, [1, 2]), (1, [1])])
+def test_with_a_model_tasks_are_sized_by_its_concurrency(team, user, monkeypatch, settings, people, tasks):
+    """With a model, a task holds one wave of calls in flight together (at most MODEL_CONCURRENCY
+    people), and the people are spread evenly over at least one task per cluster worker."""
     from django_q.models import Task
 
     from agents.engines import OpenAIEngine
@@ -254,10 +254,15 @@ def test_with_a_model_each_task_reads_one_person(team, user, monkeypatch):
     assert writer_batch.batch_size() == writer_batch.BATCH_SIZE  # the offline engine
     model = OpenAIEngine(api_key="sk-test-not-used", base_url="http://127.0.0.1:9/v1")
     monkeypatch.setattr(writer, "get_engine", lambda: model)
-    assert writer_batch.batch_size() == 1
-    batch_of(team, user, 3, at=T0)
+    settings.MODEL_CONCURRENCY, settings.Q_CLUSTER = 4, {**settings.Q_CLUSTER, "workers": 2}
+    assert writer_batch.batch_size() == 4
+    _, ids = batch_of(team, user, people, at=T0)
     writer_sweep.memory_sweep(now=T0 + timedelta(hours=1))  # (the model is not there: each run records a failure)
-    assert sorted(len(task.args[0]) for task in Task.objects.filter(func="memory.tasks.run_quiet_windows")) == [1, 1, 1]
+    queued = Task.objects.filter(func="memory.tasks.run_quiet_windows")
+    assert sorted(len(task.args[0]) for task in queued) == tasks
+    assert sorted(pk for task in queued for pk in task.args[0]) == sorted(ids)
+    failed = MemoryRun.objects.filter(status="failed", error="model_unreachable")
+    assert sorted(failed.values_list("memory__end_user_id", flat=True)) == sorted(ids)  # each its own failure
 
 
 @pytest.mark.django_db(transaction=True)

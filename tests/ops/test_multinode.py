@@ -52,7 +52,7 @@ def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(
     ]
     make_due_end_users(agents, END_USERS)
     fake_openai.default = writer_answer
-    env = model_env(fake_openai)
+    env = {**model_env(fake_openai), "MODEL_CONCURRENCY": "1"}  # one person a task: many tasks to share out
     clusters = [start_cluster(tmp_path / f"node{n}.log", redis_url=redis_url, Q_WORKERS="2", **env) for n in (1, 2)]
     try:
         # Four sweeps at once, as four schedulers' ticks would queue them; the two nodes run them
@@ -77,7 +77,8 @@ def test_two_clusters_on_redis_write_every_memory_once_and_finish_apply(
         twice = runs.values("memory_id").annotate(n=Count("id")).filter(n__gt=1)
         assert not twice.exists(), "a memory was written twice"
         assert set(written.values_list("text", flat=True)) == {"Prefers email over phone."}
-        # Queued once each across all four sweeps: with a model, one end user a task (`writer_batch.batch_size`).
+        # Queued once each across all four sweeps: with MODEL_CONCURRENCY 1, one end user a task
+        # (`writer_batch.batch_size`).
         quiet_tasks = list(Task.objects.filter(func="memory.tasks.run_quiet_windows").values_list("args", flat=True))
         queued = Counter(end_user_id for args in quiet_tasks for end_user_id in args[0])
         assert len(queued) == END_USERS and set(queued.values()) == {1}
