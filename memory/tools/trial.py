@@ -159,7 +159,12 @@ class _Tracker:
 
 
 def _run_person(
-    person: TrialPerson, parts: list[tuple[WriterInput, dict | None]], versions: dict, config: dict, now: datetime, engine
+    person: TrialPerson,
+    parts: list[tuple[WriterInput, dict | None]],
+    versions: dict,
+    config: dict,
+    now: datetime,
+    engine,
 ) -> TrialPerson:
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
