@@ -40,14 +40,27 @@ def cursor_decode(cursor: str) -> tuple[datetime, int]:
         raise BadCursor("not a cursor from this paginator") from None
 
 
-def _after(keys: Sequence[str], values: Sequence[Any]) -> Q:
-    """Rows strictly after `values` in the descending order of `keys`. With fewer values than keys,
-    strictly below the values given (a `before` time). Written `k <= v AND (k < v OR ...)`, so the
-    leading key bounds an index scan."""
-    key, value = keys[0], values[0]
+def after_q(keys: Sequence[str], values: Sequence[Any]) -> Q:
+    """Rows strictly after `values` in the order of `keys` (Django's spelling: "-created_at" is
+    descending, "external_id" ascending). With fewer values than keys, strictly past the values given
+    (a `before` time). Written `k <= v AND (k < v OR ...)`, so the leading key bounds an index scan."""
+    key, value = keys[0].lstrip("-"), values[0]
+    past, up_to = ("lt", "lte") if keys[0].startswith("-") else ("gt", "gte")
     if len(values) == 1:
-        return Q(**{f"{key}__lt": value})
-    return Q(**{f"{key}__lte": value}) & (Q(**{f"{key}__lt": value}) | _after(keys[1:], values[1:]))
+        return Q(**{f"{key}__{past}": value})
+    return Q(**{f"{key}__{up_to}": value}) & (Q(**{f"{key}__{past}": value}) | after_q(keys[1:], values[1:]))
+
+
+def keyset_page(
+    rows: QuerySet, *, order: Sequence[str], limit: int, after: Sequence[Any] | None = None
+) -> tuple[list, bool]:
+    """(a page of at most `limit` rows in `order` (Django's spelling, the last key unique), whether
+    more follow): the rows strictly after `after` (the last row's keys, or a prefix of them), or from
+    the first."""
+    if after:
+        rows = rows.filter(after_q(order, after))
+    page = list(rows.order_by(*order)[: limit + 1])
+    return page[:limit], len(page) > limit
 
 
 def newest_first(
@@ -55,7 +68,4 @@ def newest_first(
 ) -> tuple[list, bool]:
     """(a page of at most `limit` rows ordered by `keys` descending, whether more follow): the rows
     strictly after `after` (the last row's keys, or a prefix of them), or from the first."""
-    if after:
-        rows = rows.filter(_after(keys, after))
-    page = list(rows.order_by(*(f"-{key}" for key in keys))[: limit + 1])
-    return page[:limit], len(page) > limit
+    return keyset_page(rows, order=[f"-{key}" for key in keys], limit=limit, after=after)

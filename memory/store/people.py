@@ -1,15 +1,16 @@
 """Reads about the people an agent talks to, for the Memory tab and one person's page: the People
-list (everyone who chatted or is remembered, filtered, keyset-paged by id, never OFFSET), runs per day
-for the activity chart, one person's memory facts, what erasing them removes, a conversation's
-transcript. Every rule comes from `policy`; nothing here decides anything of its own."""
+list (everyone who chatted or is remembered, filtered, newest change first or in another order,
+keyset-paged, never OFFSET), runs per day for the activity chart, one person's memory facts, what
+erasing them removes, a conversation's transcript. Every rule comes from `policy`; nothing here
+decides anything of its own."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
-from django.db.models.functions import TruncDate
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Sum, Value, When
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -23,6 +24,7 @@ from memory.models import ApplyJob, Memory, MemoryRun
 from memory.store.selectors import memory_of
 
 CHART_DAYS = 30
+CHAT_MESSAGE_KINDS = (Message.Kind.USER, Message.Kind.AGENT)
 
 # --- The People list: every end user who chatted with the agent or is remembered, not only those
 # with lines, so that someone whose memory was emptied can still be found, opened and erased.
@@ -49,6 +51,21 @@ _FILTER_Q = {
 }
 
 
+# The orders the list offers: (value in the address, words on the page). Newest change first is
+# the default (R16): those with a memory by its updatedAt, then those with none yet by first seen.
+ORDERS = (
+    ("changed", "Newest change first"),
+    ("first_seen", "Newest first seen"),
+    ("id", "End-user id, A to Z"),
+)
+# Each order's keys (Django's spelling, the last unique), for `agents.keyset`.
+_ORDER_KEYS: dict[str, tuple[str, ...]] = {
+    "changed": ("-has_memory_row", "-changed_at", "-pk"),
+    "first_seen": ("-created_at", "-pk"),
+    "id": ("external_id", "pk"),
+}
+
+
 @dataclass
 class PeoplePage:
     rows: list[EndUser]
@@ -58,6 +75,7 @@ class PeoplePage:
     next_cursor: str | None
     query: str
     show: str
+    order: str = "changed"
 
 
 def people_queryset(agent: Agent) -> QuerySet[EndUser]:
@@ -89,46 +107,66 @@ def changed_by_last_apply(agent: Agent) -> QuerySet[EndUser]:
     return people_queryset(agent).filter(Exists(runs))
 
 
-def people_page(
-    agent: Agent, *, query: str = "", show: str = "", after: str = "", limit: int = PAGE_SIZE
-) -> PeoplePage:
-    query = query or ""
+def _in_order(rows: QuerySet[EndUser], order: str) -> QuerySet[EndUser]:
+    """The rows with the columns `order` sorts on (the newest change: the memory's updatedAt, or
+    first seen for someone with no memory yet, who come after everyone with one)."""
+    if order != "changed":
+        return rows
+    return rows.annotate(
+        has_memory_row=Case(When(memory__isnull=False, then=Value(1)), default=Value(0), output_field=IntegerField()),
+        changed_at=Coalesce("memory__updated_at", "created_at"),
+    )
+
+
+def _search_refusal(query: str) -> AppError | None:
     if len(query) > MAX_SEARCH_CHARS:
-        raise AppError(
+        return AppError(
             "invalid_search", f"Search for an end-user id of at most {MAX_SEARCH_CHARS} characters.", field="q"
         )
     # A search is for part of an id, so it follows the id's rules (agents.end_user_ids): typed as is,
     # never trimmed; what no id can hold is said so.
     refusal = end_user_id_part_refusal(query)
+    return AppError("invalid_search", "Search: " + refusal[1], field="q") if refusal is not None else None
+
+
+def people_page(
+    agent: Agent, *, query: str = "", show: str = "", order: str = "", after: str = "", limit: int = PAGE_SIZE
+) -> PeoplePage:
+    """One page of the People list: filtered (`FILTERS`), searched by part of the id, in one of
+    `ORDERS` (newest change first unless another is asked for), keyset-paged (`agents.keyset`) after
+    the row whose id is the cursor, on that row's values of the order's keys."""
+    query = query or ""
+    refusal = _search_refusal(query)
     if refusal is not None:
-        raise AppError("invalid_search", "Search: " + refusal[1], field="q")
-    if show not in _FILTER_Q:
-        show = ""
+        raise refusal
+    show = show if show in _FILTER_Q else ""
+    order = order if order in _ORDER_KEYS else "changed"
     rows = people_queryset(agent).filter(_FILTER_Q[show]) if show != "apply" else changed_by_last_apply(agent)
     if query:
         rows = rows.filter(external_id__icontains=query)
     total = rows.count()
+    rows, keys = _in_order(rows, order), _ORDER_KEYS[order]
     before, after_key = 0, None
     if after:
-        try:
-            after_id = int(after)
-        except ValueError:
+        last = (
+            rows.filter(pk=int(after)).values(*(key.lstrip("-") for key in keys)).first() if after.isdigit() else None
+        )
+        if last is None:
             raise AppError(
-                "invalid_cursor", "That page link is not valid. Start again from the newest.", field="after"
-            ) from None
-        before, after_key = rows.filter(pk__gt=after_id).count(), (after_id,)
-    page, more = keyset.newest_first(
-        rows.select_related("memory", "consent"), keys=("pk",), limit=limit, after=after_key
-    )
-    next_cursor = str(page[-1].pk) if more else None
+                "invalid_cursor", "That page link is not valid. Start again from the first page.", field="after"
+            )
+        after_key = list(last.values())
+        before = rows.count() - rows.filter(keyset.after_q(keys, after_key)).count()
+    page, more = keyset.keyset_page(rows.select_related("memory", "consent"), order=keys, limit=limit, after=after_key)
     return PeoplePage(
         rows=page,
         total=total,
         first=before + 1 if page else 0,
         last=before + len(page),
-        next_cursor=next_cursor,
+        next_cursor=str(page[-1].pk) if more else None,
         query=query,
         show=show,
+        order=order,
     )
 
 
@@ -194,7 +232,11 @@ def memory_facts(end_user: EndUser) -> dict:
         .select_related("version")
         .order_by("-started_at", "-id")[:100]
     )
-    with_messages = Conversation.objects.filter(end_user=end_user, messages__isnull=False).distinct().count()
+    # R21: chats that hold a message, from the person or the agent; one holding only a tool result,
+    # a file or a web page holds none.
+    with_messages = (
+        Conversation.objects.filter(end_user=end_user, messages__kind__in=CHAT_MESSAGE_KINDS).distinct().count()
+    )
     runs = list(memory.runs.select_related("actor").order_by("-started_at", "-id")[:50]) if memory else []
     for run in runs:
         run.dropped_labels = [(policy.reason_label(code), count) for code, count in sorted((run.dropped or {}).items())]

@@ -173,3 +173,30 @@ function keyboardScrollers() {
 document.addEventListener("DOMContentLoaded", keyboardScrollers);
 window.addEventListener("resize", keyboardScrollers);
 document.addEventListener("htmx:afterSettle", keyboardScrollers);
+
+// Times: each <time data-fmt> is written in the reader's own time zone, with the zone named
+// ("3 Nov 14:02 GMT+5:30"); without JavaScript the server's zone is named instead.
+function localTimes(root) {
+  if (!window.Intl || !Intl.DateTimeFormat) return;
+  (root || document).querySelectorAll("time[data-fmt][datetime]").forEach(function (el) {
+    var at = new Date(el.getAttribute("datetime"));
+    if (isNaN(at.getTime())) return;
+    var fmt = el.getAttribute("data-fmt");
+    var options = { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" };
+    if (fmt.indexOf("Y") >= 0) options.year = "numeric";
+    if (fmt.indexOf(":s") >= 0) options.second = "2-digit";
+    var parts = {};
+    new Intl.DateTimeFormat("en-GB", options).formatToParts(at).forEach(function (part) {
+      parts[part.type] = part.value;
+    });
+    var time = parts.hour + ":" + parts.minute + (parts.second ? ":" + parts.second : "");
+    el.textContent = [parts.day, parts.month, parts.year, time, parts.timeZoneName].filter(Boolean).join(" ");
+    el.setAttribute("title", at.toISOString().replace(".000Z", "Z"));
+  });
+}
+document.addEventListener("DOMContentLoaded", function () {
+  localTimes(document);
+});
+document.addEventListener("htmx:afterSettle", function () {
+  localTimes(document);
+});

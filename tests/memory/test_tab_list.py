@@ -11,7 +11,8 @@ from django.utils import timezone
 from consent.services import consent_set
 from memory.models import Memory
 from memory.store import services
-from tests.memory.seed import remembered
+from memory.store.people import people_page
+from tests.memory.seed import chat, remembered
 
 
 def tab(agent):
@@ -21,7 +22,7 @@ def tab(agent):
 
 def ids_on(page: str) -> list[str]:
     rows = page.split('<div id="memories"')[1]
-    return re.findall(r'data-testid="memory-row">\s*<td><a href="[^"]+">([^<]+)</a>', rows)
+    return re.findall(r'data-testid="memory-row">\s*<th scope="row"[^>]*><a href="[^"]+">([^<]+)</a>', rows)
 
 
 @pytest.fixture
@@ -73,6 +74,67 @@ def test_each_row_has_lines_updated_last_run_stopped_and_consent(member_client, 
     rows = page.split('<div id="memories"')[1].split("</tbody>")[0].split('data-testid="memory-row"')[1:]
     assert len(rows) == 2  # a deleted memory is not "remembered"
     ravi, ananya = rows
-    assert "u_ravi" in ravi and '<span class="pill bad">stopped</span>' in ravi and "<td>0</td>" in ravi
-    assert "u_ananya" in ananya and "<td>3</td>" in ananya
+    assert (
+        "u_ravi" in ravi and '<span class="pill bad">stopped</span>' in ravi and '<td data-label="Lines">0</td>' in ravi
+    )
+    assert "u_ananya" in ananya and '<td data-label="Lines">3</td>' in ananya
     assert "+1 ~2 &minus;0" in ananya and "yes, 1 Nov 2026" in ananya
+
+
+def test_newest_change_first_is_the_default_whoever_was_seen_first(member_client, agent):
+    """R16: the list is by the memory's newest change, not by when someone was first seen; those with
+    no memory yet come after everyone with one."""
+    base = timezone.now() - timedelta(days=2)
+    remembered(agent, "u_old", "Prefers email over phone.", at=base)
+    remembered(agent, "u_mid", "Speaks Hindi.", at=base + timedelta(hours=1))
+    remembered(agent, "u_new", "Is on the Pro plan.", at=base + timedelta(hours=2))
+    # The first seen is edited last: it moves to the top.
+    services.memory_line_add(end_user=Memory.objects.get(end_user__external_id="u_old").end_user, text="Uses a Mac.")
+    page = member_client.get(tab(agent)).content.decode()
+    assert ids_on(page) == ["u_old", "u_new", "u_mid"]
+    assert '<option value="changed" selected>' in page
+    by_first_seen = member_client.get(tab(agent), {"order": "first_seen"}).content.decode()
+    assert ids_on(by_first_seen) == ["u_new", "u_mid", "u_old"]
+    by_id = member_client.get(tab(agent), {"order": "id"}).content.decode()
+    assert ids_on(by_id) == ["u_mid", "u_new", "u_old"]
+    assert ids_on(member_client.get(tab(agent), {"order": "nonsense"}).content.decode()) == ids_on(page)
+
+
+@pytest.mark.parametrize("order", ["changed", "first_seen", "id"])
+def test_every_order_pages_by_keyset_without_gaps_or_repeats(agent, order):
+    base = timezone.now() - timedelta(days=3)
+    # Changes in another order than first seen (and than the ids), so each order differs.
+    for i in range(23):
+        remembered(
+            agent, f"u_{(i * 7) % 23:02}", "Prefers email over phone.", at=base + timedelta(minutes=(i * 5) % 23)
+        )
+    chat(agent, "u_chat_only", [("user", "Hello.")], start=timezone.now())  # chatted, nothing kept yet
+    everyone = people_page(agent, order=order, limit=100).rows
+    seen, after, positions = [], "", []
+    while True:
+        page = people_page(agent, order=order, after=after, limit=5)
+        seen += page.rows
+        positions.append((page.first, page.last))
+        if not page.next_cursor:
+            break
+        after = page.next_cursor
+    assert [p.external_id for p in seen] == [p.external_id for p in everyone] and len(seen) == 24
+    assert positions[:2] == [(1, 5), (6, 10)]
+    if order == "changed":
+        assert seen[-1].external_id == "u_chat_only"  # no memory: after everyone with one
+    if order == "id":
+        assert [p.external_id for p in seen] == sorted(p.external_id for p in seen)
+
+
+def test_a_page_link_keeps_the_order(member_client, agent, many):
+    page = member_client.get(tab(agent), {"order": "id"}).content.decode()
+    older = re.search(r'data-testid="older" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    assert "order=id" in older
+    assert ids_on(member_client.get(older).content.decode())[0] == "u_050"
+
+
+def test_the_position_counts_the_rows_before_the_page(member_client, agent, many):
+    page = member_client.get(tab(agent)).content.decode()
+    older = re.search(r'data-testid="older" href="([^"]+)"', page).group(1).replace("&amp;", "&")
+    second = member_client.get(older).content.decode()
+    assert 'aria-live="polite">51&ndash;100 of 120</p>' in second

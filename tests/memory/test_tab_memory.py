@@ -40,12 +40,12 @@ def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent,
     assert 'data-testid="end-user-id">u_ananya<' in page
     assert page.count('data-testid="memory-line"') == len(memory.lines) == 1
     assert (
-        timezone.localtime(memory.read_up_to).strftime("%-d %b %Y %H:%M:%S")
-        in page.split('data-testid="read-up-to">')[1][:40]
+        timezone.localtime(memory.read_up_to).strftime("%-d %b %Y %H:%M:%S UTC</time>")
+        in page.split('data-testid="read-up-to">')[1][:140]
     )
     assert (
-        timezone.localtime(memory.end_user.last_chat_at).strftime("%-d %b %Y %H:%M")
-        in page.split('data-testid="last-chat">')[1][:40]
+        timezone.localtime(memory.end_user.last_chat_at).strftime("%-d %b %Y %H:%M UTC</time>")
+        in page.split('data-testid="last-chat">')[1][:140]
     )
     assert 'data-testid="conversation-count">1 with a message' in page
     assert page.count('data-testid="transcript-link"') == 2

@@ -17,7 +17,7 @@ from memory import guards as policy
 from memory.guards.instructions import DEFAULT_INSTRUCTIONS, instruction_checks
 from memory.models import Memory
 from memory.store import services
-from memory.store.people import FILTERS, people_page, runs_per_day
+from memory.store.people import FILTERS, ORDERS, people_page, runs_per_day
 from memory.store.selectors import memories_page
 from memory.store.settings import QUIET_MINUTES_CHOICES
 from memory.tools import apply as memory_apply
@@ -69,18 +69,22 @@ def memory_tab(request, public_id):
 
 
 def _people_context(request, agent) -> dict:
-    show = request.GET.get("show", "")
+    show, order = request.GET.get("show", ""), request.GET.get("order", "")
+    choices = {"filters": FILTERS, "orders": ORDERS}
     try:
-        page = people_page(agent, query=request.GET.get("q", ""), show=show, after=request.GET.get("after", ""))
-        return {"people": page, "list_error": None, "filters": FILTERS}
+        page = people_page(
+            agent, query=request.GET.get("q", ""), show=show, order=order, after=request.GET.get("after", "")
+        )
+        return {"people": page, "list_error": None, **choices}
     except AppError as exc:
-        return {"people": people_page(agent, show=show), "list_error": exc.message, "filters": FILTERS}
+        return {"people": people_page(agent, show=show, order=order), "list_error": exc.message, **choices}
 
 
 @login_required
 @require_GET
 def people(request, public_id):
-    """Everyone who chatted with the agent or is remembered, newest first, 50 at a time."""
+    """Everyone who chatted with the agent or is remembered, newest change first (or another order),
+    50 at a time."""
     agent = agent_for_user(request.user, public_id)
     if request.htmx and request.headers.get("HX-Target") == "memories":
         return render(request, "memory/_memories.html", {"agent": agent, **_people_context(request, agent)})
