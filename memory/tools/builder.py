@@ -21,7 +21,7 @@ from agents.models import Agent, AgentDraft, AgentVersion
 from memory.guards.instructions import instruction_checks
 from memory.guards.text import words
 from memory.store import settings as memory_settings
-from memory.tools.form_words import plain_error
+from memory.tools.form_words import SETTING_RANGE_WORDS, plain_error, setting_named_by
 
 TASK = "builder_changes"
 MAX_MESSAGE_CHARS = 2000
@@ -171,12 +171,35 @@ def _consent_advice(before: dict, after: dict) -> str:
     )
 
 
+def _current_draft(agent: Agent) -> dict | None:
+    draft = AgentDraft.objects.filter(agent=agent).first()
+    return draft.config if draft else None
+
+
+def _settings_named(phrases: list[str]) -> list[tuple[str, str]]:
+    """(phrase, form field) for each phrase to keep or leave out that names a setting instead."""
+    return [(phrase, field) for phrase in phrases if (field := setting_named_by(phrase))]
+
+
+def _refused(agent: Agent, named: list[tuple[str, str]], unclear: str) -> dict:
+    """The reply to a request about a setting that could not be read as a value: refused whole, with
+    what the setting can be, and nothing added to the instructions."""
+    phrase, field = named[0]
+    reply = (
+        f"I could not make that change: \u201c{_phrase(phrase)}\u201d is a setting, not something for memory "
+        f"to keep or leave out. {SETTING_RANGE_WORDS[field]} Nothing changed.{unclear}"
+    )
+    return {"reply": reply, "changes": [], "draft": _current_draft(agent), "field": field}
+
+
 def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     """Read `message`, change the agent's draft accordingly and say what changed.
 
     Returns {"reply": str, "changes": [str], "draft": the draft configuration, or None when there
-    is no draft (nothing waits for Publish)}. A change the validation refuses (quiet minutes 7, a
-    plan without memory, ...) changes nothing, and the reply gives the reason. Raises AppError for
+    is no draft (nothing waits for Publish), and "field": the form field a refusal is about}. A
+    change the validation refuses (quiet minutes 7, keep for 0 days, a plan without memory, ...)
+    changes nothing, and the reply gives the reason; so does a request that names a setting without
+    a value it can take ("forget about quiet minutes"), which never becomes memory instructions. Raises AppError for
     an empty or too long message, and EngineError (HTTP 502) when the model cannot answer."""
     if not isinstance(message, str) or not message.strip():
         raise AppError("invalid_message", "Tell the Builder what to change.", field="message")
@@ -194,24 +217,24 @@ def builder_message(*, agent: Agent, message: str, user=None) -> dict:
     }
     result = get_engine().structured(task=TASK, system=SYSTEM, payload=payload, schema=SCHEMA)
     settings, keep, leave_out, not_understood = _read(result.data)
+    quoted = ", ".join(f"\u201c{part}\u201d" for part in not_understood)
+    unclear = f" I did not understand {quoted}." if not_understood else ""
+    named = _settings_named(keep + leave_out)
+    if named:
+        # A setting is never memory instructions: "keep days to 0" is a refused Keep for, not a line.
+        return _refused(agent, named, unclear)
     instructions, added, removed = edit_instructions(before["instructions"], keep=keep, leave_out=leave_out)
     if instructions != before["instructions"]:
         settings["instructions"] = instructions
-    quoted = ", ".join(f"\u201c{part}\u201d" for part in not_understood)
-    unclear = f" I did not understand {quoted}." if not_understood else ""
-
-    def current_draft():
-        draft = AgentDraft.objects.filter(agent=agent).first()
-        return draft.config if draft else None
-
     if not settings:
         reply = ("I did not find a memory setting to change." + unclear + " " + HELP).strip()
-        return {"reply": reply, "changes": [], "draft": current_draft()}
+        return {"reply": reply, "changes": [], "draft": _current_draft(agent)}
     try:
         draft = services.agent_draft_update(agent=agent, changes={"memorySettings": settings}, user=user)
     except AppError as exc:
-        reply = f"I could not make that change: {plain_error(exc)[1]} Nothing changed.{unclear}"
-        return {"reply": reply, "changes": [], "draft": current_draft()}
+        field, words = plain_error(exc)
+        reply = f"I could not make that change: {words} Nothing changed.{unclear}"
+        return {"reply": reply, "changes": [], "draft": _current_draft(agent), "field": field}
     after = draft.config["memorySettings"] if draft else AgentVersion.objects.published(agent).config["memorySettings"]
     changes = _describe(before, after, added, removed)
     if not changes:

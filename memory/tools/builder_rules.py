@@ -45,13 +45,13 @@ _OFF = re.compile(
 )
 _QUIET = re.compile(
     rf"\bquiet\b.*?\b{_NUM}\s*(?:-\s*)?(?:min(?:ute)?s?|hours?)\b|\b{_NUM}\s*(?:-\s*)?(?:quiet\s+)?(?:min(?:ute)?s?|hours?)\s+(?:of\s+)?(?:quiet|silence|pause)|"
-    rf"\bquiet\s*minutes?\b\D{{0,12}}?(\d{{1,5}})\b|\b(?:update|write|run|save)\w*\b.*?\bafter\s+{_NUM}\s*(?:min(?:ute)?s?|hours?)\b|"
+    rf"\bquiet\s*minutes?\b[^\d-]{{0,12}}?(-?\d{{1,5}})\b|\b(?:update|write|run|save)\w*\b.*?\bafter\s+{_NUM}\s*(?:min(?:ute)?s?|hours?)\b|"
     rf"\bwait\s+{_NUM}\s*(?:min(?:ute)?s?|hours?)\b",
     re.I,
 )
 _KEEP_DAYS = re.compile(
     rf"\b(?:keep|retain|store|hold|delete|forget|expire|remove)\w*\b.*?\b(?:for|after|to)?\s*{_NUM}\s*(days?|weeks?|months?|years?)\b|"
-    rf"\bkeep\s*for\s*days?\b\D{{0,12}}?(\d{{1,5}})\b|\bretention\b\D{{0,20}}?{_NUM}\s*(days?|weeks?|months?|years?)?",
+    rf"\bkeep\s*(?:for\s*)?days?\b[^\d-]{{0,12}}?(-?\d{{1,5}})\b|\bretention\b\D{{0,20}}?{_NUM}\s*(days?|weeks?|months?|years?)?",
     re.I,
 )
 _ASK_FIRST_OFF = re.compile(
@@ -92,7 +92,7 @@ _NOT_A_THING = re.compile(
 
 def _number(word: str) -> int | None:
     word = re.sub(r"\s+", " ", word.lower())
-    if word.isdigit():
+    if re.fullmatch(r"-?\d+", word):  # "-5" stays negative, for the validation to refuse
         return int(word)
     return _NUMBER_WORDS.get(word)
 

@@ -200,3 +200,30 @@ document.addEventListener("DOMContentLoaded", function () {
 document.addEventListener("htmx:afterSettle", function () {
   localTimes(document);
 });
+
+// Parts that only work with this script are shown by it (data-needs-script starts hidden).
+function revealScripted(root) {
+  (root || document).querySelectorAll("[data-needs-script][hidden]").forEach(function (el) {
+    el.hidden = false;
+  });
+}
+document.addEventListener("DOMContentLoaded", function () {
+  revealScripted(document);
+  // A refused form's summary takes focus once, so the person hears what to fix first.
+  var summary = document.querySelector("[data-focus-on-load]");
+  if (summary) summary.focus();
+});
+document.addEventListener("htmx:afterSettle", function () {
+  revealScripted(document);
+});
+
+// A button with data-tick ticks the checkbox it names (as a click would, so its own change handlers
+// run) and moves focus to it.
+document.addEventListener("click", function (event) {
+  var button = event.target.closest ? event.target.closest("[data-tick]") : null;
+  if (!button) return;
+  var box = document.getElementById(button.getAttribute("data-tick"));
+  if (!box) return;
+  if (!box.checked) box.click();
+  box.focus();
+});

@@ -17,6 +17,7 @@ from agents.errors import AppError
 from agents.models import ApiKey
 from agents.selectors import agent_for_user, agent_state, current_team, teams_for_user, version_diff
 from memory.tools import builder as memory_builder
+from memory.tools.form_words import SETTING_FORM_LABELS
 from surfaces.web.forms import AgentNewForm, ApiKeyForm, BuilderForm, DraftForm, NextForm, TeamSwitchForm, cleaned
 
 
@@ -153,6 +154,8 @@ def builder(request, public_id):
         after = (result["draft"] or services.agent_draft_config(agent))["memorySettings"]
         fields = [key for key in after if after[key] != before.get(key)]
         entry.update(reply=result["reply"], changes=result["changes"], fields=fields)
+        if result.get("field"):  # a refusal about one setting links to its field on the Memory tab
+            entry.update(field=result["field"], field_label=SETTING_FORM_LABELS.get(result["field"], ""))
     except AppError as exc:
         entry.update(reply=exc.message, changes=[], error=True)
     logs = request.session.get("builder_log", {})

@@ -4,7 +4,8 @@ from django.test import Client
 from django.urls import reverse
 
 from agents import services
-from agents.models import AgentDraft, ApiKey
+from agents.models import AgentDraft, ApiKey, Membership
+from tests.conftest import make_team
 
 
 def build_urls(agent):
@@ -126,3 +127,30 @@ def test_the_embed_snippet_is_absolute_with_a_copy_button(member_client, agent):
 def test_pages_have_a_favicon_and_a_skip_link(member_client, agent):
     page = member_client.get(reverse("memory:tab", args=[agent.public_id])).content.decode()
     assert 'rel="icon"' in page and 'href="#content"' in page and 'id="content"' in page
+
+
+def test_a_member_of_two_teams_switches_from_any_page(member_client, user, agent):
+    """The team switcher is on every signed-in page once someone belongs to more than one team."""
+    other, _ = make_team("globex")
+    Membership.objects.create(team=other, user=user, role=Membership.Role.MEMBER)
+    second = services.agent_create(team=other, name="Sales")
+    for name, args in (
+        ("agents:overview", [agent.public_id]),
+        ("memory:people", [agent.public_id]),
+        ("agents:team", []),
+    ):
+        page = member_client.get(reverse(name, args=args)).content.decode()
+        assert 'data-testid="team-switcher"' in page, name
+        assert f'<option value="{other.pk}">Globex</option>' in page
+    response = member_client.post(reverse("agents:switch_team"), {"team": other.pk})
+    assert response.status_code == 302
+    page = member_client.get(reverse("agents:home"), follow=True).content.decode()
+    assert "Team: <strong>Globex</strong>" in page and second.name in page
+    # Not one of theirs: nothing changes.
+    stranger, _ = make_team("initech")
+    member_client.post(reverse("agents:switch_team"), {"team": stranger.pk})
+    assert "Team: <strong>Globex</strong>" in member_client.get(reverse("agents:team")).content.decode()
+
+
+def test_one_team_shows_no_switcher(member_client, agent):
+    assert 'data-testid="team-switcher"' not in member_client.get(reverse("agents:team")).content.decode()

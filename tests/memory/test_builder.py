@@ -10,6 +10,7 @@ from django.urls import reverse
 from agents import services
 from agents.engines import EngineError
 from agents.models import AgentDraft, AgentVersion, Plan
+from memory.tools import builder
 from memory.tools.builder import builder_message, edit_instructions
 from memory.tools.builder_rules import builder_changes
 from tests.conftest import make_team
@@ -243,3 +244,59 @@ def test_opening_a_category_repeats_the_consent_advice(agent, user):
     assert "ask first is off" in result["reply"] and "Asking first is recommended" in result["reply"]
     asked = builder_message(agent=agent, message="ask first", user=user)
     assert "Asking first is recommended" not in asked["reply"]
+
+
+@pytest.mark.parametrize(
+    ("message", "field", "words"),
+    [
+        ("Keep days to 0", "keepForDays", "Keep for: give a whole number of days from 1 to 3650."),
+        ("keep for days -3", "keepForDays", "Keep for: give a whole number of days from 1 to 3650."),
+        ("set quiet minutes to -5", "quietMinutes", "Quiet for: choose 5, 15, 30 or 60 minutes."),
+        ("forget about quiet minutes", "quietMinutes", "Quiet for is 5, 15, 30 or 60 minutes"),
+        ("leave out the quiet time", "quietMinutes", "Quiet for is 5, 15, 30 or 60 minutes"),
+        ("don't keep the retention", "keepForDays", "Keep for is a whole number of days from 1 to 3650"),
+        ("keep the days", "keepForDays", "Keep for is a whole number of days from 1 to 3650"),
+        ("don't keep the consent question", "askFirst", "Ask first is on or off"),
+        ("leave out the privacy policy link", "privacyUrl", "The privacy policy is a web address"),
+        ("keep the switch", "showSwitch", "The switch for end users is shown or hidden"),
+    ],
+)
+def test_a_request_about_a_setting_is_refused_with_its_range_never_made_an_instruction(
+    agent, user, message, field, words
+):
+    before = services.agent_draft_config(agent)["memorySettings"]
+    result = builder_message(agent=agent, message=message, user=user)
+    assert result["changes"] == [] and result["field"] == field
+    assert result["reply"].startswith("I could not make that change:") and words in result["reply"]
+    assert "Nothing changed." in result["reply"]
+    assert services.agent_draft_config(agent)["memorySettings"] == before  # no "Keep days to 0." sentence
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_a_setting_named_by_the_model_is_refused_too(agent, user, monkeypatch):
+    """The check is the Builder's, after any engine: a model that returns a setting as a thing to
+    keep changes nothing either."""
+
+    class Engine:
+        def structured(self, **_kwargs):
+            data = {"set": {key: None for key in builder.SETTING_KEYS}, "keep": ["keep days to 0"]}
+            return type("Result", (), {"data": {**data, "leave_out": [], "not_understood": []}})()
+
+    monkeypatch.setattr(builder, "get_engine", lambda: Engine())
+    result = builder_message(agent=agent, message="Keep days to 0", user=user)
+    assert result["field"] == "keepForDays" and "Keep for is a whole number" in result["reply"]
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["keep which office they work from", "keep their privacy preferences", "leave out the days they were away"],
+)
+def test_things_to_keep_that_only_sound_like_settings_still_become_instructions(agent, user, message):
+    result = builder_message(agent=agent, message=message, user=user)
+    assert result["changes"] and "field" not in result
+
+
+def test_a_value_that_fits_is_set_from_the_same_words(agent, user):
+    result = builder_message(agent=agent, message="keep days to 45", user=user)
+    assert result["changes"] == ["keep for days 90 -> 45"]

@@ -16,6 +16,7 @@ from memory.guards.instructions import DEFAULT_INSTRUCTIONS
 from memory.models import Memory, MemoryRun
 from memory.store import services
 from memory.store.note import render_note
+from memory.tools import apply as memory_apply
 from surfaces.chat import start as chat_start
 from tests.conftest import make_team
 from tests.memory.seed import remembered
@@ -111,11 +112,21 @@ def test_the_plan_gate_is_a_clear_message_and_turning_memory_on_is_refused(db):
     client = Client()
     client.force_login(owner)
     page = client.get(tab(agent)).content.decode()
-    assert 'data-testid="plan-gate"' in page and "Memory comes with the Team plan and up." in page
-    assert 'name="on"' in page  # shown, not hidden
+    assert 'data-testid="plan-gate">Needs the Team plan or up: this team is on the Free plan' in page
+    switch = page.split('id="ms-on"')[1].split(">")[0]
+    assert 'name="on"' in switch and " disabled" in switch and "on-plan" in switch  # shown, disabled, says why
+    # The refusal is still the view's (and the service's), whatever the page offers.
     response = client.post(tab(agent), FORM)
-    assert "Upgrade the team&#x27;s plan to turn it on." in response.content.decode()
+    assert response.status_code == 400
+    refused = response.content.decode()
+    assert "Upgrade the team&#x27;s plan to turn it on." in refused
+    assert (
+        refused.count("Upgrade the team&#x27;s plan to turn it on.") == 2
+    )  # the summary's link, and beside the switch
     assert not AgentDraft.objects.filter(agent=agent).exists()
+    # Without memory turned on, the other settings save.
+    saved = client.post(tab(agent), {key: value for key, value in FORM.items() if key != "on"})
+    assert saved.status_code == 302 and AgentDraft.objects.filter(agent=agent).exists()
 
 
 # --- Readable rules and the note -------------------------------------------------------------
@@ -193,11 +204,13 @@ def test_opening_a_category_recommends_ask_first_and_shows_the_guidance(member_c
     assert 'data-category="health"' in checks and "health, including allergies" in checks
     assert "&ldquo;Keep food allergies&rdquo;" in checks
     assert "Ask first is recommended" in checks
+    assert 'data-tick="ms-ask-first" data-testid="turn-on-ask-first">Turn on ask first</button>' in checks
     assert "GDPR Article 9" in checks and "DPDP Rules" in checks  # the rows that apply
     assert "COPPA" not in checks  # and not the others
     agent_services.agent_draft_update(agent=agent, changes={"memorySettings": {"askFirst": True}}, user=user)
     checks = checks_of(member_client.get(tab(agent)).content.decode())
     assert "Ask first is on." in checks and "Ask first is recommended" not in checks
+    assert "turn-on-ask-first" not in checks
 
 
 def test_instructions_that_feed_decisions_get_a_warning(member_client, agent, user):
@@ -366,3 +379,14 @@ def test_memory_edits_refuse_posts_without_a_csrf_token(agent, user):
     assert response.status_code == 403
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone."]
+
+
+def test_an_apply_that_has_ended_tells_the_page_to_read_memories_again(member_client, agent, user):
+    """The note preview listens for memoryChanged: after Apply it shows the lines as they are."""
+    remembered(agent, "u_1", "Works from the Pune office.")
+    job = memory_apply.apply_start(agent=agent, user=user)  # inline here: it has ended
+    url = reverse("memory:apply_status", args=[agent.public_id, job.pk])
+    response = member_client.get(url, HTTP_HX_REQUEST="true")
+    assert response["HX-Trigger"] == "memoryChanged"
+    page = member_client.get(tab(agent)).content.decode()
+    assert 'hx-trigger="change, submit, memoryChanged from:body"' in page

@@ -32,6 +32,8 @@ def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent,
         agent, "u_ananya", [("user", "I work from the Pune office."), ("action", "renew_plan", "succeeded")]
     )
     chat(agent, "u_ananya", [], start=last + timedelta(hours=1))  # a conversation without a message
+    # R21: one holding only a tool result holds no message either.
+    chat(agent, "u_ananya", [("tool_result", '{"ok": true}')], start=last + timedelta(hours=2))
     memory = Memory.objects.get(end_user__external_id="u_ananya")
     services.memory_line_delete(end_user=memory.end_user, index=1, was=None, actor=user)
     memory.refresh_from_db()
@@ -48,7 +50,7 @@ def test_the_page_shows_lines_facts_runs_and_conversations(member_client, agent,
         in page.split('data-testid="last-chat">')[1][:140]
     )
     assert 'data-testid="conversation-count">1 with a message' in page
-    assert page.count('data-testid="transcript-link"') == 2
+    assert page.count('data-testid="transcript-link"') == 3
     assert reverse("memory:transcript", args=[agent.public_id, conversation.public_id]) in page
     runs = page.split('data-testid="runs"')[1].split("</table>")[0]
     assert runs.count("<tr data-kind=") == 2
@@ -94,6 +96,9 @@ def test_a_line_is_corrected_inline(member_client, agent, user):
     assert "Works from the Mumbai office." in note and "Pune" not in note
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone.", "Works from the Mumbai office.", "Speaks Hindi."]
+    # "Updated" beside them too, at the edit's own time (no reload needed).
+    facts = page.split('id="memory-facts" data-testid="memory-facts" hx-swap-oob="true">')[1].split("</dl>")[0]
+    assert f'<time datetime="{timezone.localtime(memory.updated_at).isoformat()}"' in facts
     run = memory.runs.order_by("-id").first()
     assert (run.kind, run.replaced, run.actor) == ("team_edit", 1, user)
 

@@ -9,10 +9,11 @@ page's own: that a line to add is not empty, and that the erase confirmation is 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 
+from agents import agent_config
 from agents.errors import AppError
 from memory.store import settings as memory_settings
 from memory.tools import trial
-from memory.tools.form_words import plain_error
+from memory.tools.form_words import SETTING_FORM_LABELS, plain_error
 from surfaces.web.forms import Flag, typed_text
 
 
@@ -44,12 +45,23 @@ class MemorySettingsForm(forms.Form):
     askFirst = Flag(yes="on")
     privacyUrl = typed_text()
 
+    def __init__(self, data, *, plan_has_memory: bool):
+        super().__init__(data)
+        self.plan_has_memory = plan_has_memory
+
     def clean(self):
         for name, value in list(self.cleaned_data.items()):
             try:
                 memory_settings.validate({name: value})
             except AppError as exc:
                 self.refuse(exc)
+        # The plan rule too, so it shows with the others (the save asks it again: this is the same rule).
+        try:
+            agent_config.validate_config(
+                {"memorySettings": {"on": self.cleaned_data.get("on", False)}}, plan_has_memory=self.plan_has_memory
+            )
+        except AppError as exc:
+            self.refuse(exc)
         return self.cleaned_data
 
     def refuse(self, exc: AppError) -> None:
@@ -65,6 +77,28 @@ class MemorySettingsForm(forms.Form):
             name: field.to_python(self[name].data) if isinstance(field, Flag) else (self[name].data or "")
             for name, field in self.fields.items()
         }
+
+    # The element each field's error links to (the page's own ids, in templates/memory/tab.html).
+    FIELD_IDS = {
+        "on": "ms-on",
+        "instructions": "ms-instructions",
+        "keepForDays": "ms-keep",
+        "quietMinutes": "ms-quiet",
+        "showSwitch": "ms-switch",
+        "askFirst": "ms-ask-first",
+        "privacyUrl": "ms-privacy",
+    }
+
+    def error_summary(self) -> list[tuple[str, str, str, str]]:
+        """Every refusal at once, in the form's order, for the summary above the form: (field, its
+        label, the words, the id of the element to go to; "" for one about the whole form)."""
+        by_field = self.errors_by_field()
+        order = ["form", *self.fields]
+        return [
+            (name, SETTING_FORM_LABELS.get(name, ""), by_field[name], self.FIELD_IDS.get(name, ""))
+            for name in order
+            if name in by_field
+        ]
 
     def errors_by_field(self) -> dict[str, str]:
         """Each field's refusal (`form` for one above the form), as the template shows them."""

@@ -32,9 +32,9 @@ from surfaces.web.memory.views import _after_change, _end_user_or_404, _note_con
 def memory_tab(request, public_id):
     """Settings: the introduction, the form, Try and Apply, and what the defaults keep."""
     agent = agent_for_user(request.user, public_id)
-    errors, form = {}, None
+    errors, form, error_list = {}, None, []
     if request.method == "POST":
-        settings_form = MemorySettingsForm(request.POST)
+        settings_form = MemorySettingsForm(request.POST, plan_has_memory=agent.team.has_memory)
         if settings_form.is_valid():
             try:
                 agent_services.agent_draft_update(
@@ -45,7 +45,16 @@ def memory_tab(request, public_id):
             except AppError as exc:
                 settings_form.refuse(exc)
         errors, form = settings_form.errors_by_field(), settings_form.typed()
-    ctx = build_context(request, agent, "memory", subtab="settings", errors=errors, quiet_choices=QUIET_MINUTES_CHOICES)
+        error_list = settings_form.error_summary()
+    ctx = build_context(
+        request,
+        agent,
+        "memory",
+        subtab="settings",
+        errors=errors,
+        error_list=error_list,
+        quiet_choices=QUIET_MINUTES_CHOICES,
+    )
     ms = ctx["config"]["memorySettings"]
     form = form or {key: ms[key] for key in MemorySettingsForm.base_fields}
     form["quietMinutes"] = str(form["quietMinutes"])

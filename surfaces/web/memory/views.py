@@ -160,8 +160,12 @@ def _job_response(request, agent, job):
     ctx = {"agent": agent, "job": job, "job_stalled": memory_apply.apply_is_stalled(job)}
     if request.htmx:
         # The job being watched ends in place: only this card changes, so nothing typed elsewhere
-        # on the page is lost (the list and the chart are on People and Activity).
-        return render(request, "memory/_apply.html", ctx)
+        # on the page is lost (the list and the chart are on People and Activity). Once it has
+        # ended, panels that show memories (the note preview) are told to read them again.
+        response = render(request, "memory/_apply.html", ctx)
+        if not job.is_active:
+            response["HX-Trigger"] = "memoryChanged"
+        return response
     return redirect(f"{reverse('memory:tab', args=[agent.public_id])}#apply")
 
 

@@ -3,11 +3,14 @@ clear error and changes nothing; the settings form shows every refused setting a
 form's words, and keeps what was typed."""
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
-from agents.models import AgentDraft, EndUser
+from agents import services as agent_services
+from agents.models import AgentDraft, EndUser, Plan
 from memory.models import Memory, TrialJob
 from surfaces.web.memory.forms import MemorySettingsForm, StopForm, TryForm
+from tests.conftest import make_team
 from tests.fuzz_helpers import fingerprint
 from tests.memory.seed import remembered
 
@@ -43,7 +46,15 @@ def test_every_refused_setting_is_shown_at_once_beside_its_field(member_client, 
         ("privacyUrl", "Privacy policy: give a web address that starts with https:// or http://"),
     ):
         assert f'data-testid="error-{field}">{words}' in page
-    assert "please fix the fields marked below" in page
+    # All at once, in a summary that takes focus, each linked to its field; each field says which error is its.
+    assert 'data-focus-on-load aria-labelledby="settings-errors-h"' in page
+    assert "Not saved: 3 problems to fix. What you typed is kept." in page
+    for field, anchor in (("keepForDays", "ms-keep"), ("quietMinutes", "ms-quiet"), ("privacyUrl", "ms-privacy")):
+        assert f'<a href="#{anchor}" data-testid="error-link-{field}">' in page
+        assert f'id="{anchor}"' in page
+    assert 'aria-describedby="keep-help keep-error" aria-invalid="true"' in page
+    assert 'aria-describedby="quiet-help quiet-error"' in page
+    assert 'aria-describedby="privacy-help privacy-error" aria-invalid="true"' in page
     assert 'data-testid="error-instructions"' not in page and 'data-testid="error-on"' not in page
     # What was typed stays in the form, the refused values included.
     assert 'value="0"' in page and 'value="javascript:alert(1)"' in page
@@ -52,7 +63,7 @@ def test_every_refused_setting_is_shown_at_once_beside_its_field(member_client, 
 
 
 def test_the_settings_form_parses_and_the_validator_decides():
-    assert parsed(MemorySettingsForm({**SETTINGS, "keepForDays": " 45 ", "askFirst": "yes"})) == {
+    assert parsed(MemorySettingsForm({**SETTINGS, "keepForDays": " 45 ", "askFirst": "yes"}, plan_has_memory=True)) == {
         "on": True,
         "instructions": "",
         "keepForDays": 45,
@@ -61,7 +72,7 @@ def test_the_settings_form_parses_and_the_validator_decides():
         "askFirst": False,  # only what a ticked box sends is a tick
         "privacyUrl": "",
     }
-    refused = MemorySettingsForm({**SETTINGS, "keepForDays": "many", "quietMinutes": ""})
+    refused = MemorySettingsForm({**SETTINGS, "keepForDays": "many", "quietMinutes": ""}, plan_has_memory=True)
     assert not refused.is_valid()
     assert refused.errors_by_field() == {
         "keepForDays": "Keep for: give a whole number of days from 1 to 3650.",
@@ -130,3 +141,27 @@ def test_an_erase_not_confirmed_with_the_exact_id_is_refused_and_erases_nothing(
     assert "Type the end-user id exactly to confirm. Nothing was erased." in response.content.decode()
     assert EndUser.objects.filter(pk=memory.end_user_id).exists() and Memory.objects.filter(pk=memory.pk).exists()
     assert fingerprint() == before
+
+
+def test_on_a_plan_without_memory_the_plan_is_one_of_the_errors_shown_at_once(db):
+    team, owner = make_team("smallco", plan=Plan.FREE)
+    agent = agent_services.agent_create(team=team, name="Helper")
+    client = Client()
+    client.force_login(owner)
+    response = client.post(reverse("memory:tab", args=[agent.public_id]), {**SETTINGS, "keepForDays": "0"})
+    page = response.content.decode().replace("&#x27;", "'")
+    assert response.status_code == 400 and "Not saved: 2 problems to fix." in page
+    assert '<a href="#ms-on" data-testid="error-link-on">Memory comes with the Team plan and up.' in page
+    assert '<a href="#ms-keep" data-testid="error-link-keepForDays">Keep for:' in page
+    assert not AgentDraft.objects.filter(agent=agent).exists()
+
+
+def test_a_builder_refusal_about_a_setting_links_to_its_field(member_client, agent):
+    response = member_client.post(
+        reverse("agents:builder", args=[agent.public_id]), {"message": "forget about quiet minutes"}, **HTMX
+    )
+    page = response.content.decode().replace("&#x27;", "'").replace("&ldquo;", "\u201c").replace("&rdquo;", "\u201d")
+    assert "is a setting, not something for memory to keep or leave out" in page
+    link = reverse("memory:tab", args=[agent.public_id]) + "#field-quietMinutes"
+    assert f'<a href="{link}" data-testid="builder-field-link">Change Quiet for on the form</a>' in page
+    assert not AgentDraft.objects.filter(agent=agent).exists()
