@@ -93,6 +93,9 @@
       var cancel = lineForm.querySelector("[data-escape-cancel]");
       if (cancel) {
         event.preventDefault();
+        // Pressed the moment the form appears, htmx may not have taken the link over yet: a plain
+        // click would reload the page and drop focus on it.
+        if (window.htmx) window.htmx.process(cancel);
         cancel.click();
       }
       return;
@@ -226,4 +229,46 @@ document.addEventListener("click", function (event) {
   if (!box) return;
   if (!box.checked) box.click();
   box.focus();
+});
+
+// Where focus goes once a part is swapped in: an element with data-focus-after names it (Cancel and
+// Escape in a line edit go back to that line's edit button, never to the page).
+var focusAfterSwap = null;
+document.addEventListener("htmx:beforeRequest", function (event) {
+  var elt = event.detail && event.detail.elt;
+  var selector = elt && elt.getAttribute ? elt.getAttribute("data-focus-after") : null;
+  focusAfterSwap = selector ? { xhr: event.detail.xhr, selector: selector } : null;
+});
+document.addEventListener("htmx:afterSettle", function (event) {
+  // Only the answer to that request (an earlier one may settle after it was sent).
+  if (!focusAfterSwap || !event.detail || event.detail.xhr !== focusAfterSwap.xhr) return;
+  var target = document.querySelector(focusAfterSwap.selector);
+  focusAfterSwap = null;
+  if (target) target.focus();
+});
+
+// An Undo offer (data-expires, in seconds) leaves the page after a while: only the page holds the
+// words it would bring back.
+function expireOffers(root) {
+  (root || document).querySelectorAll("[data-expires]:not([data-expiring])").forEach(function (el) {
+    el.setAttribute("data-expiring", "");
+    window.setTimeout(function () {
+      if (el.contains(document.activeElement)) return; // never pulled from under the keyboard
+      el.remove();
+    }, 1000 * Number(el.getAttribute("data-expires")));
+  });
+}
+document.addEventListener("htmx:afterSettle", function () {
+  expireOffers(document);
+});
+
+// A link in an error summary goes to its field and puts the cursor in it.
+document.addEventListener("click", function (event) {
+  var link = event.target.closest ? event.target.closest(".error-summary a[href^='#']") : null;
+  if (!link) return;
+  var field = document.getElementById(link.getAttribute("href").slice(1));
+  if (!field) return;
+  event.preventDefault();
+  field.focus();
+  if (field.scrollIntoView) field.scrollIntoView({ block: "center" });
 });

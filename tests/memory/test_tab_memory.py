@@ -109,6 +109,14 @@ def test_a_line_is_deleted_inline(member_client, agent):
     assert "Line 3 deleted." in page and page.count('data-testid="memory-line"') == 2
     memory.refresh_from_db()
     assert memory.lines == ["Prefers email over phone.", "Works from the Pune office."]
+    # Each delete asks naming its line; the answer offers Undo with the words the page sent.
+    assert 'hx-confirm="Delete line 2: &ldquo;Works from the Pune office.&rdquo;?"' in page
+    undo = page.split('class="inline-form undo"')[1].split("</form>")[0]
+    assert '<input type="hidden" name="text" value="Speaks Hindi.">' in undo and 'data-testid="undo-delete"' in undo
+    again = member_client.post(url("line_add", memory), {"text": "Speaks Hindi."}, **HTMX).content.decode()
+    assert "Line 3 added." in again
+    memory.refresh_from_db()
+    assert memory.lines == ["Prefers email over phone.", "Works from the Pune office.", "Speaks Hindi."]
 
 
 def test_an_edit_with_a_card_number_is_refused_with_its_reason_and_nothing_changes(member_client, agent):

@@ -7,6 +7,8 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -343,3 +345,16 @@ def test_endpoints_are_read_once_a_transaction_and_an_endpoint_change_is_seen_at
         )
         services.endpoint_update(endpoint=endpoint, changes={"active": False})
         assert change("Uses the web app.") == 3  # paused: seen by the next change
+
+
+def test_the_webhooks_page_asks_before_removing_an_endpoint_and_names_it(team, user, monkeypatch):
+    monkeypatch.setattr(services, "_check_url", lambda url: url)  # no address lookups here
+    endpoint = services.endpoint_create(team=team, url="https://hooks.example.com/in", events=["memory.updated"])
+    client = Client()
+    client.force_login(user)
+    page = client.get(reverse("webhooks:webhooks")).content.decode()
+    remove = page.split(f'action="{reverse("webhooks:webhook_delete", args=[endpoint.public_id])}"')[1].split(
+        "</form>"
+    )[0]
+    assert 'data-confirm="Remove the endpoint https://hooks.example.com/in?' in remove
+    assert 'aria-label="Remove the endpoint https://hooks.example.com/in"' in remove

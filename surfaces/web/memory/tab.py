@@ -141,7 +141,7 @@ def line_add(request, public_id, end_user_id):
         )
     except policy.MemoryRefused as exc:
         keep = exc.reason not in policy.SECRET_REASONS
-        return _after_change(request, agent, end_user, error=exc, adding=text if keep else "", added=True)
+        return _after_change(request, agent, end_user, error=exc, adding=text if keep else "")
     flash = f"Line {added.number} added."
     if added.changed_meanwhile:
         flash += " The memory had changed since you opened it: here it is as it is now."

@@ -261,7 +261,7 @@ def _after_change(
     error: policy.MemoryRefused | None = None,
     editing=None,
     adding=None,
-    added=False,
+    undo_text="",
 ):
     """An htmx edit gets the lines back (and the runs, out of band); a plain form post a redirect."""
     kept_typing = bool((editing and editing.get("value")) or adding)
@@ -270,7 +270,8 @@ def _after_change(
         cleared = bool(editing and editing.get("value") == "")
         ctx["refused_text"] = refused_words(error, kept_typing=kept_typing, cleared=cleared) if error else ""
         ctx["adding"] = adding or ""
-        ctx["refused_add"] = bool(error and added)
+        ctx["refused_add"] = bool(error and adding is not None)  # a refused line to add: back in its box
+        ctx["undo_text"] = undo_text  # a deleted line's words, as the page sent them: the server keeps none
         return render(request, "memory/_lines.html", ctx)
     if error:
         messages.error(request, refused_words(error, kept_typing=False))
@@ -350,7 +351,7 @@ def line_delete(request, public_id, end_user_id, index):
         )
     except policy.MemoryRefused as exc:
         return _after_change(request, agent, end_user, error=exc)
-    return _after_change(request, agent, end_user, flash=f"Line {index} deleted.")
+    return _after_change(request, agent, end_user, flash=f"Line {index} deleted.", undo_text=change["was"])
 
 
 @login_required
