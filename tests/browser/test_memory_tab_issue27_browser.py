@@ -236,3 +236,22 @@ def test_a_builder_refusal_says_the_range_and_links_to_the_field(browser, live_s
         finally:
             context.close()
     assert problems == [], "\n".join(problems)
+
+
+def test_versions_fit_a_phone(browser, live_server, agent, user):
+    """The Versions table and a long diff scroll inside themselves; the page never scrolls sideways."""
+    agent_services.agent_update(
+        agent=agent, changes={"memorySettings": {"instructions": "Keep which office they work from. " * 5}}
+    )
+    agent_services.agent_update(agent=agent, changes={"instructions": "You are helpful. " * 30})
+    problems: list[str] = []
+    for width in WIDTHS:
+        context, page = new_page(browser, width)
+        try:
+            sign_in(page, live_server, user.username)
+            page.goto(live_server.url + reverse("agents:versions", args=[agent.public_id]))
+            expect(page.locator("[data-testid=version-diff]")).to_be_visible()
+            check_page(page, width, "issue27-versions", problems)
+        finally:
+            context.close()
+    assert problems == [], "\n".join(problems)
