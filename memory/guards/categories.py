@@ -16,7 +16,7 @@ from memory.guards.text import View, fold_word
 from memory.guards.vocabulary import UNSPACED, is_unspaced, vocabulary, word_alternation
 from memory.guards.vocabulary.simple import caseless, needed_literals
 
-_TOKEN = re.compile(r"[\w\u0900-\u097F]+(?:'[\w]+)?")
+_TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+(?:'[\w]+)?")
 _MAX_PHRASE = 7
 _HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
 
@@ -47,8 +47,18 @@ class _WordIndex:
                     self.stems.setdefault(code, []).append(parts[0])
                     continue
                 self.phrases.setdefault(parts, set()).add(code)
-        self.stem_tuples = {code: tuple(stems) for code, stems in self.stems.items()}
-        self.all_stems = tuple(stem for stems in self.stems.values() for stem in stems)
+        # a stem's codes, and the stems by their first two letters: a token is tested against the few stems
+        # that start as it does, not against all of them
+        self.stem_codes: dict[str, set[str]] = {}
+        for code, code_stems in self.stems.items():
+            for word_stem in code_stems:
+                self.stem_codes.setdefault(word_stem, set()).add(code)
+        by_start: dict[str, list[str]] = {}
+        for word_stem in self.stem_codes:
+            if len(word_stem) < 2:
+                raise ValueError(f"a vocabulary stem needs two letters or more: {word_stem!r}*")
+            by_start.setdefault(word_stem[:2], []).append(word_stem)
+        self.stems_by_start = {start: tuple(stems) for start, stems in by_start.items()}
         self.first_tokens = {parts[0] for parts in self.phrases}
         self.unspaced_words = re.compile(word_alternation(self.unspaced) or "(?!)")
 
@@ -67,14 +77,54 @@ class _WordIndex:
                     codes = self.phrases.get(tuple(tokens[i : i + n]))
                     if codes:
                         found |= codes
-            if token.startswith(self.all_stems):
-                for code, stems in self.stem_tuples.items():
-                    if code not in found and token.startswith(stems):
-                        found.add(code)
+            stems = self.stems_by_start.get(token[:2])
+            if stems and token.startswith(stems):
+                for stem in stems:
+                    if token.startswith(stem):
+                        found |= self.stem_codes[stem]
         return found
 
 
-_INDEX = _WordIndex(vocabulary().category_words)
+_PIECE_END = re.compile(r"[.;!?\u0964\u3002\uff1b\uff01\uff1f\u061f]+(?:\s|$)|[\u0964\u3002\uff1b\uff01\uff1f\u061f]")
+
+
+class _Together:
+    """The ``[[together.CODE]]`` rules: a word of each group in one sentence of the line. Each group is a key
+    ("\x00RULE:GROUP") of the one word index, so a line is read once whatever the number of rules."""
+
+    def __init__(self, rules_by_code) -> None:
+        self.codes: list[str] = []
+        self.sizes: list[int] = []
+        self.keys: dict[str, list[str]] = {}
+        for code, rules in rules_by_code.items():
+            for groups in rules:
+                rule = len(self.codes)
+                self.codes.append(code)
+                self.sizes.append(len(groups))
+                for number, group in enumerate(groups):
+                    self.keys[f"\x00{rule}:{number}"] = list(group)
+
+    def rules_met(self, found: set[str]) -> set[int]:
+        seen: dict[int, set[str]] = {}
+        for key in found:
+            if key.startswith("\x00"):
+                rule, group = key[1:].split(":")
+                seen.setdefault(int(rule), set()).add(group)
+        return {rule for rule, groups in seen.items() if len(groups) == self.sizes[rule]}
+
+    def codes_in(self, folded: str, found: set[str]) -> set[str]:
+        """The codes of the rules met, given what the index found in the whole line: every group in the same
+        sentence ("Always pays first; recommended by a friend" is two matters)."""
+        if not self.rules_met(found):
+            return set()
+        codes: set[str] = set()
+        for piece in _PIECE_END.split(folded):
+            codes |= {self.codes[rule] for rule in self.rules_met(_INDEX.codes_in(piece))}
+        return codes
+
+
+_TOGETHER = _Together(vocabulary().together)
+_INDEX = _WordIndex({**vocabulary().category_words, **_TOGETHER.keys})
 _PATTERNS = {
     code: tuple(
         zip(
@@ -87,7 +137,7 @@ _PATTERNS = {
     )
     for code, category in vocabulary().categories.items()
 }
-_PLAIN_TOKEN = re.compile(r"[\w\u0900-\u097F]+")
+_PLAIN_TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 # A person named by a common first name is someone else, unless the line says what the person themself is
 # called ("Prefers to be called Meera").
@@ -158,6 +208,8 @@ def _pattern_code(parts: _LineParts, code: str) -> bool:
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:
     """The first category in ``order`` (not in ``opened``) the line recognisably belongs to."""
     found = _INDEX.codes_in(v.folded)
+    if found:
+        found = {code for code in found if not code.startswith("\x00")} | _TOGETHER.codes_in(v.folded, found)
     if "other_people" not in found and "other_people" not in opened and _names_someone(v):
         found.add("other_people")
     parts = _LineParts(v)

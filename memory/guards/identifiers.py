@@ -378,7 +378,7 @@ _ADDRESS_WORDS = re.compile(
 )
 
 
-_WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u097F])+")
+_WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u0963\u0966-\u097F])+")
 # A date of birth needs one of these words, an address one of the street or address words: a line
 # holding none skips the two regexes.
 _DOB_WORDS = frozenset(

@@ -86,8 +86,8 @@ _TABLE = {**_digit_table(), **_INVISIBLE}
 _SPACES = re.compile(r"\s+")
 
 # Word edges that also hold for Devanagari, whose vowel signs are not \w to Python's re.
-WORD_START = r"(?<![\w\u0900-\u097F])"
-WORD_END = r"(?![\w\u0900-\u097F])"
+WORD_START = r"(?<![\w\u0900-\u0963\u0966-\u097F])"
+WORD_END = r"(?![\w\u0900-\u0963\u0966-\u097F])"
 
 # Number words, digit by digit. A run of three or more of them reads as digits
 # ("four two four two ..." is a card, "the code was four eight two nine" an OTP).
@@ -197,7 +197,7 @@ def _unleet(match: re.Match) -> str:
     return token
 
 
-_VIEW_WORD = re.compile(r"[\w\u0900-\u097F]+")
+_VIEW_WORD = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 
 @dataclass(frozen=True)
@@ -256,7 +256,7 @@ def without_said_once(text: str) -> str:
 
 
 # A word: letters and digits of any script, Devanagari's vowel signs included.
-_WORD = re.compile(r"[\w\u0900-\u097F]+")
+_WORD = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 
 def words(text: str, *, stopwords: frozenset[str] = frozenset(), min_length: int = 1) -> list[str]:

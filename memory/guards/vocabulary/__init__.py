@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -77,7 +77,7 @@ _CATEGORY_CODES = (
     "ranking",
 )
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-_TOKENS = re.compile(r"[\w\u0900-\u097F]+")
+_TOKENS = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 
 def _load(name: str) -> dict:
@@ -186,6 +186,10 @@ class Vocabulary:
     category_words: dict[str, tuple[str, ...]]
     ids: tuple[dict, ...]
     keys: tuple[dict, ...]
+    # ``[[together.CODE]]`` tables: a line belongs to CODE when it holds a word of each of a rule's groups
+    # (``groups = [["sempre", "always"], ["primeiro", "first"], ["indic*", "recommend*"]]``): what a category
+    # is when no one word says it (a ranking as an instruction, authority as scope, a check to skip).
+    together: dict[str, tuple[tuple[tuple[str, ...], ...], ...]] = field(default_factory=dict)
 
 
 class _Lists:
@@ -238,6 +242,29 @@ def _read_categories(files: list[dict], lists: _Lists) -> tuple[dict[str, list[s
     return words, patterns
 
 
+def _read_together(files: list[dict], lists: _Lists) -> dict[str, tuple[tuple[tuple[str, ...], ...], ...]]:
+    """Every language's ``[[together.CODE]]`` rules; a group's ``"{name}"`` is that list's words."""
+    found: dict[str, list[tuple[tuple[str, ...], ...]]] = {}
+    for data in files:
+        for name, rules in data.get("together", {}).items():
+            code = next((c for c in _CATEGORY_CODES if name == c or name.startswith(c + "_")), name)
+            for rule in rules:
+                groups = tuple(
+                    tuple(
+                        expanded
+                        for word in group
+                        for expanded in (
+                            [w.replace("?", "") for w in lists.raw[word[1:-1]]]
+                            if word.startswith("{") and word.endswith("}")
+                            else [word]
+                        )
+                    )
+                    for group in rule["groups"]
+                )
+                found.setdefault(code, []).append(groups)
+    return {code: tuple(rules) for code, rules in found.items()}
+
+
 def _read_lists_of(files: list[dict], table: str, names: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     """``[credentials]`` or ``[personal]`` of every language, list by list, without repeats."""
     found: dict[str, list[str]] = {name: [] for name in names}
@@ -259,7 +286,8 @@ def vocabulary() -> Vocabulary:
     """Every file read and compiled once per process."""
     files = [_load(f"{language}.toml") for language in LANGUAGES]
     credentials = _read_lists_of(files, "credentials", CREDENTIAL_LISTS)
-    words, patterns = _read_categories(files, _Lists(files))
+    lists = _Lists(files)
+    words, patterns = _read_categories(files, lists)
     categories = {
         code: Category(
             words=None,
@@ -277,4 +305,5 @@ def vocabulary() -> Vocabulary:
         category_words={code: tuple(dict.fromkeys(ws)) for code, ws in words.items()},
         ids=tuple(_load("ids.toml")["id"]),
         keys=tuple(_load("keys.toml")["key"]),
+        together=_read_together(files, lists),
     )
