@@ -333,24 +333,58 @@ def _clauses(instructions: str) -> Iterable[str]:
             yield clause
 
 
+# The categories a clause can open without naming them (``Remember if they feel lonely``, ``Keep
+# whether they are pregnant``): the sensitive ones, read by the guards' own vocabulary, so that the
+# check on the Memory tab and the guards on every line agree on what the instructions keep.
+_OPENED_BY_MEANING = (
+    "health",
+    "religion",
+    "politics",
+    "sexuality",
+    "ethnicity",
+    "money",
+    "job_loss",
+    "legal",
+    "emotional_state",
+    "relationships",
+    "bond_with_agent",
+)
+
+
+def _opened_by_name(clause: str) -> tuple[set[str], bool]:
+    """(the categories a clause opens by name, whether it names any, negated or not)."""
+    opened: set[str] = set()
+    named = False
+    for code, vocabulary in _COMPILED_OPENING.items():
+        for match in vocabulary.finditer(clause):
+            named = True
+            if not _NEGATION.search(clause[: match.start()]):
+                opened.add(code)
+                break
+    return opened, named
+
+
 def categories_opened_by(instructions: str) -> frozenset[str]:
     """Which excluded categories the team's plain-words instructions open.
 
     A category opens when a clause asks to keep it ("Keep food allergies.", "Remember their religion
     for holiday greetings", "Allergies are fine to keep") and no negation comes before the mention
     ("Do not keep allergies", "leave out health", "Keep allergies but not religion" opens only
-    health). "Keep everything" names no category and opens none: sensitive categories open only by
-    name.
+    health). "Keep everything" names no category and opens none: sensitive categories open by name,
+    or, in a clause that names none and negates nothing, by what it asks to keep read with the
+    guards' own vocabulary ("Remember if they feel lonely" opens emotional state).
     """
     opened: set[str] = set()
     for clause in _clauses(instructions):
-        if not _POSITIVE.search(clause):
+        positive = _POSITIVE.search(clause)
+        if not positive:
             continue
-        for code, vocabulary in _COMPILED_OPENING.items():
-            for match in vocabulary.finditer(clause):
-                if not _NEGATION.search(clause[: match.start()]):
-                    opened.add(code)
-                    break
+        by_name, named = _opened_by_name(clause)
+        opened |= by_name
+        if not named and not _NEGATION.search(clause):
+            code = category_of(view(clause[positive.end() :]), _OPENED_BY_MEANING, frozenset())
+            if code is not None:
+                opened.add(code)
     return frozenset(opened)
 
 

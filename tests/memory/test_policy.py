@@ -326,6 +326,13 @@ def test_an_opened_category_is_not_refused_but_others_still_are():
         ("Keep everything except health.", set()),
         ("Keep everything they say.", set()),
         ("Dietary needs are fine to keep. Remember their pronouns.", {"health", "sexuality"}),
+        # Phrasings that name no category open it by meaning, read by the guards' own vocabulary.
+        ("Remember if they feel lonely.", {"emotional_state"}),
+        ("Keep whether they are pregnant.", {"health"}),
+        ("Note when they got divorced.", {"relationships"}),
+        ("Do not keep whether they are pregnant.", set()),
+        ("Keep their plan, never whether they are pregnant.", set()),
+        ("Keep how they like to be reached and the order number they mention.", set()),
         ("", set()),
     ],
 )
@@ -504,3 +511,17 @@ def test_number_words_in_any_casing_are_read_and_never_raise(text, digits):
     # "İ".lower() is two characters and "ſ".lower() stays "ſ": the words still count as digits.
     assert digits in view(text).digits
     assert line_refusal(text) is not None
+
+
+@pytest.mark.parametrize("line", ["Feels lonely since the move.", "Is pregnant.", "Got divorced last year."])
+def test_the_instruction_check_and_the_guards_agree(line):
+    """What the guards drop by default, the phrasing that asks to keep it opens: then they keep it."""
+    instructions = {
+        "Feels lonely since the move.": "Remember if they feel lonely.",
+        "Is pregnant.": "Keep whether they are pregnant.",
+        "Got divorced last year.": "Note when they got divorced.",
+    }[line]
+    code = find_category(line)
+    assert code is not None
+    opened = categories_opened_by(instructions)
+    assert code in opened and find_category(line, opened=opened) is None

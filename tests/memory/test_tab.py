@@ -390,3 +390,14 @@ def test_an_apply_that_has_ended_tells_the_page_to_read_memories_again(member_cl
     assert response["HX-Trigger"] == "memoryChanged"
     page = member_client.get(tab(agent)).content.decode()
     assert 'hx-trigger="change, submit, memoryChanged from:body"' in page
+
+
+@pytest.mark.parametrize(
+    ("words", "code"),
+    [("remember if they feel lonely", "emotional_state"), ("keep whether they are pregnant", "health")],
+)
+def test_the_live_check_reads_sensitive_phrasings_as_the_guards_do(member_client, agent, words, code):
+    url = reverse("memory:check", args=[agent.public_id])
+    checks = member_client.get(url, {"instructions": words}, HTTP_HX_REQUEST="true").content.decode()
+    assert f'data-category="{code}"' in checks and "Ask first is recommended" in checks
+    assert 'data-testid="turn-on-ask-first"' in checks
