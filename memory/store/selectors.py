@@ -22,7 +22,7 @@ MEMORY_OFF_GRACE_DAYS = 30  # R4
 
 
 class WriterInput(TypedDict):
-    """What a run may read (`writer_input`): rows as `.values()` gives them, oldest first."""
+    """What a run may read (`writer_inputs`): rows as `.values()` gives them, oldest first."""
 
     messages: list[Mapping[str, Any]]  # id, text, created_at, version_id
     actions: list[Mapping[str, Any]]  # id, name, status, created_at, version_id
@@ -37,67 +37,62 @@ def end_users_due_for_memory(*, now: datetime, limit: int = 5000) -> list[int]:
     return due_end_users(now=now, limit=limit)
 
 
-def read_cutoff(*, end_user: EndUser, read_from: datetime | None, now: datetime) -> datetime:
-    """How far a run may read: up to now, but never into a chat that is still active (its
-    last activity is within its quiet window), so nothing is written while a chat is active (R11)."""
-    from memory.store.due import active_conversations
+Span = tuple[datetime | None, datetime]  # (after, before): what a run may read, both ends excluded
 
-    active = active_conversations(end_user.pk, now)
+
+def read_cutoffs(*, read_from: Mapping[int, datetime | None], now: datetime) -> dict[int, datetime]:
+    """How far each end user's run may read (id -> cutoff), from their `read_from`: up to now, but
+    never into a chat that is still active (its last activity is within its quiet window), so
+    nothing is written while a chat is active (R11). One read of the active chats, and one of the
+    earliest unread message of those who have one."""
+    from memory.store.due import active_conversations_many
+
+    active = active_conversations_many(list(read_from), now)
+    cutoffs = dict.fromkeys(read_from, now)
     if not active:
-        return now
-    unread = Message.objects.filter(conversation_id__in=active)
-    if read_from is not None:
-        unread = unread.filter(created_at__gt=read_from)
-    earliest = unread.aggregate(first=Min("created_at"))["first"]
-    return min(now, earliest) if earliest else now
+        return cutoffs
+    unread = Q()
+    for end_user_id, chats in active.items():
+        after = read_from[end_user_id]
+        unread |= Q(conversation_id__in=chats) & (Q(created_at__gt=after) if after is not None else Q())
+    earliest = (
+        Message.objects.filter(unread)
+        .order_by()
+        .values("conversation__end_user_id")
+        .annotate(first=Min("created_at"))
+        .values_list("conversation__end_user_id", "first")
+    )
+    for end_user_id, first in earliest:
+        cutoffs[end_user_id] = min(now, first)
+    return cutoffs
 
 
 def writer_input(*, end_user: EndUser, read_from: datetime | None, read_to: datetime) -> WriterInput:
-    """What a run may read (R12): the person's own messages and the action runs, only from
-    conversations that used memory, after `read_from` and before `read_to`; the agent's replies
-    in that span as context. Each item names the version its chat began on (`version_id`), which
-    it is read under (with the published one, `writer.stricter_config`). Tool results, files and web pages are never selected."""
-    span = Q(created_at__lt=read_to)
-    if read_from is not None:
-        span &= Q(created_at__gt=read_from)
-    in_memory_chats = Q(conversation__end_user=end_user, conversation__uses_memory=True)
-    messages: list[Mapping[str, Any]] = list(
-        Message.objects.filter(in_memory_chats, span, kind=Message.Kind.USER)
-        .order_by("created_at", "id")
-        .values("id", "text", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
-    )
-    # When the person typed more than one run reads, the rest waits for the next run.
-    if len(messages) == MAX_MESSAGES_PER_RUN:
-        read_to = messages[-1]["created_at"]
-        span = Q(created_at__lte=read_to) & (Q(created_at__gt=read_from) if read_from else Q())
-    actions: list[Mapping[str, Any]] = list(
-        ActionRun.objects.filter(in_memory_chats, span)
-        .order_by("created_at", "id")
-        .values("id", "name", "status", "created_at", version_id=F("conversation__version_id"))[:MAX_MESSAGES_PER_RUN]
-    )
-    replies: list[Mapping[str, Any]] = list(
-        Message.objects.filter(in_memory_chats, span, kind=Message.Kind.AGENT)
-        .order_by("-created_at", "-id")
-        .values("text", "created_at", version_id=F("conversation__version_id"))[:MAX_CONTEXT_REPLIES]
-    )
-    replies.reverse()  # the newest MAX_CONTEXT_REPLIES, oldest first
-    return {"messages": messages, "actions": actions, "replies": replies, "read_to": read_to}
+    """`writer_inputs` of one end user."""
+    return writer_inputs(spans={end_user.pk: (read_from, read_to)})[end_user.pk]
 
 
-def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, WriterInput]:
-    """`writer_input` for several end users at once, each from their memory's `read_up_to` (a
-    caller that read the memory rows before compares them under the lock before writing) up to
-    `read_to`, in three queries of the same shape whatever their number. Each end user's
-    messages, actions and replies are cut to `writer_input`'s limits, in its order; an end user
-    with more messages than one run reads comes back with exactly MAX_MESSAGES_PER_RUN of them,
-    for the caller to give to `writer_input` instead."""
-    if not end_user_ids:
+def _in_spans(spans: Mapping[int, Span], *, through: Mapping[int, datetime]) -> Q:
+    """Rows of chats that used memory, each end user's inside their span (`through`: those read
+    up to and including a time instead, a backlog's last message)."""
+    where = Q()
+    for end_user_id, (after, before) in spans.items():
+        end = Q(created_at__lte=through[end_user_id]) if end_user_id in through else Q(created_at__lt=before)
+        where |= Q(conversation__end_user_id=end_user_id) & end & (Q(created_at__gt=after) if after else Q())
+    return Q(conversation__uses_memory=True) & where
+
+
+def writer_inputs(*, spans: Mapping[int, Span]) -> dict[int, WriterInput]:
+    """What each end user's run may read (R12), in three queries whatever their number: their own
+    messages and the action runs, only from conversations that used memory, inside their span
+    (id -> (after, before)); the agent's replies in it as context (the newest MAX_CONTEXT_REPLIES).
+    Each item names the version its chat began on (`version_id`), which it is read under (with the
+    published one, `writer.operations.stricter_config`). Tool results, files and web pages are never
+    selected. When the person typed more than one run reads (MAX_MESSAGES_PER_RUN), the read stops
+    at the last message read (`read_to`), their actions and replies with it, and the rest waits."""
+    if not spans:
         return {}
     end_user = F("conversation__end_user_id")
-    read_from = F("conversation__end_user__memory__read_up_to")
-    span = Q(conversation__end_user_id__in=end_user_ids, conversation__uses_memory=True, created_at__lt=read_to) & (
-        Q(conversation__end_user__memory__read_up_to__isnull=True) | Q(created_at__gt=read_from)
-    )
 
     def first(queryset: QuerySet, limit: int, *, newest: bool = False) -> QuerySet:
         order = [F("created_at").desc(), F("id").desc()] if newest else [F("created_at").asc(), F("id").asc()]
@@ -106,13 +101,19 @@ def writer_inputs(*, end_user_ids: list[int], read_to: datetime) -> dict[int, Wr
         ).filter(nth__lte=limit)
 
     out: dict[int, WriterInput] = {
-        pk: {"messages": [], "actions": [], "replies": [], "read_to": read_to} for pk in end_user_ids
+        pk: {"messages": [], "actions": [], "replies": [], "read_to": before} for pk, (_, before) in spans.items()
     }
-    messages = first(Message.objects.filter(span, kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
+    messages = first(Message.objects.filter(_in_spans(spans, through={}), kind=Message.Kind.USER), MAX_MESSAGES_PER_RUN)
     for row in messages.order_by("created_at", "id").values(
         "id", "text", "created_at", "end_user_pk", version_id=F("conversation__version_id")
     ):
         out[row.pop("end_user_pk")]["messages"].append(row)
+    backlog = {
+        pk: inp["messages"][-1]["created_at"] for pk, inp in out.items() if len(inp["messages"]) == MAX_MESSAGES_PER_RUN
+    }
+    for pk, last in backlog.items():
+        out[pk]["read_to"] = last
+    span = _in_spans(spans, through=backlog)
     actions = first(ActionRun.objects.filter(span), MAX_MESSAGES_PER_RUN)
     for row in actions.order_by("created_at", "id").values(
         "id", "name", "status", "created_at", "end_user_pk", version_id=F("conversation__version_id")

@@ -40,7 +40,7 @@ from memory.store.actions import Audit, plan_apply, plan_apply_failure
 from memory.store.rows import FreeTimes, MemoryChange, commit_changes
 from memory.tools import jobs
 from memory.writer import run as writer_run
-from memory.writer.run import Outcome, propose
+from memory.writer.operations import Outcome, propose
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from agents.models import Agent, AgentVersion, EndUser
 from memory.models import Memory
 from memory.tools.apply import NO_NEW_INPUT
 from memory.tools.trial import TrialRow, _Tracker  # the same before/after rows as Try
-from memory.writer.run import propose
+from memory.writer.operations import propose
 
 SAMPLE = 5
 

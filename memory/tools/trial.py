@@ -27,7 +27,8 @@ from agents.errors import AppError
 from agents.models import Agent, Conversation, EndUser, Message
 from memory.models import Memory
 from memory.store.selectors import WriterInput, memories_of
-from memory.writer.run import unread_parts, version_configs
+from memory.writer.operations import version_configs
+from memory.writer.run import unread_parts
 
 DEFAULT_PEOPLE, MAX_PEOPLE = 5, 20
 MAX_PARTS = 5  # at most this many writer parts (of up to 200 messages each) per person
@@ -169,7 +170,7 @@ def _run_person(
     """Engine calls only: no database access here (this runs in a worker thread)."""
     tracker = _Tracker(person.before)
     try:
-        from memory.writer.run import propose, propose_read
+        from memory.writer.operations import propose, propose_read
 
         outcome, _ = propose(
             lines=person.before,
@@ -239,9 +240,7 @@ def trial_run(
             more_unread=more,
             open_chats=skipped,
         )
-        versions = {}
-        for inp, _ in parts:
-            versions.update(version_configs(inp))
+        versions = version_configs(*(inp for inp, _ in parts))
         work.append((person, parts, versions))
     if not work:
         return TrialResult(people=[], asked_for=people, engine=engine.name)

@@ -1,371 +1,67 @@
-"""The memory writer: what a quiet-window run reads, what it asks the model, and the guards in
-code that every operation passes after the model (R6, R7, R12, R14), then one short write under a
-row lock (R15).
+"""The quiet-window run: one path for one end user or many. The sweep queues batches
+(`memory.writer.batch`); a run of one end user (a task delivered alone, the guard evaluation) is a
+batch of one (`run_quiet_window`).
 
-The same `apply_operations` serves the quiet-window run, Try (which saves nothing) and Apply
-(review mode: no line may be added).
+A batch reads in a fixed number of queries (the end users with their agents' published configs,
+their memory rows, their active chats, what each may read, the versions those chats began on),
+asks the engine and the guards for each end user (`operations.propose_read`; a model's calls in
+flight together, `engines.concurrently`, the offline engine's one after another; no database in
+the calls), then commits every change in one transaction: the memory rows are locked together
+(in id order, so two batches never deadlock), each one is compared with what was read, and each
+change goes through `actions.plan_run`, all of them written together by `rows.commit_changes`
+(the one writer of memory rows: one UPDATE of the memories, one INSERT of the audit rows, the due
+queue, the notes).
+
+What each end user may read is one definition (`read_parts`, which Try reads ahead with too,
+`unread_parts`): from `read_up_to`, never into a chat still active (its cutoff, R11), a pending
+forget's part on its own and read with the forget, a backlog MAX_MESSAGES_PER_RUN messages a run
+(the rest stays due for the next sweep). A round of the batch reads each end user's next part:
+
+- nothing to read: their due chats are answered; nothing before a pending forget: the forget goes
+  (`actions.memory_forget_read_past`) and they are read again in the next round;
+- a memory changed since it was read (a team edit, a stop, another run): read again in the next
+  round, at most ROUNDS rounds;
+- an engine failure (a malformed answer included): a failed run for that end user only, with its
+  backoff (`actions.memory_record_failure`);
+- a tie on `updated_at` with another process rolls the commit back and it is committed again with
+  the free times read anew from a random point within the next 2 ms; after COMMIT_ATTEMPTS ties,
+  or any other refusal, each end user's change is committed in a transaction of its own.
 """
 
+import logging
 import time
-from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from django.db import DatabaseError, IntegrityError, models, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from agents.engines import EngineError, EngineResult, get_engine
-from agents.models import Agent, AgentVersion, EndUser
-from memory import guards as policy
-from memory.guards.instructions import REVIEW_INSTRUCTIONS, layered_instructions
+from agents.engines import EngineError, EngineResult, concurrently, get_engine
+from agents.models import AgentVersion, EndUser
 from memory.models import Memory, MemoryRun
 from memory.store import due
 from memory.store.actions import Audit, memory_forget_read_past, memory_record_failure, plan_run
-from memory.store.rows import commit_changes, memory_locked, memory_row_for
-from memory.store.selectors import WriterInput, read_cutoff, writer_input
-from memory.writer.dates import short_date
-from memory.writer.schema import OUTPUT_SCHEMA
+from memory.store.rows import FreeTimes, MemoryChange, commit_changes, is_tie, memories_locked, memory_row_for
+from memory.store.selectors import WriterInput, memories_of, read_cutoffs, writer_inputs
+from memory.writer.operations import Outcome, propose_read, version_configs
 
-TASK = "memory_operations"
-OPS = ("keep", "add", "replace", "remove")
-CONTEXT_NOTE = "The agent's reply: context only, never a source."
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
+    from agents.engines import Engine
 
-@dataclass
-class Outcome:
-    """What a set of operations did to the lines, after the guards."""
+ROUNDS = 3  # a memory changed between the read and the write is read again, this often at most
+COMMIT_ATTEMPTS = 4  # a tie on updated_at with another process: read the free times again
+RETRY_SPREAD_MICROSECONDS = 2000  # ... from a random point within the next 2 ms (a time of change, 2 ms late at most)
 
-    before: list[str]
-    lines: list[str]
-    added: int = 0
-    replaced: int = 0
-    removed: int = 0
-    dropped: Counter = field(default_factory=Counter)
-    changes: list[dict] = field(default_factory=list)  # for Try's before/after: {"op", "old", "new"}
-
-    @property
-    def changed(self) -> bool:
-        return self.lines != self.before
+log = logging.getLogger("memory.writer.batch")  # the batch's log, under the name it always had
 
 
-def malformed(what: str) -> EngineError:
-    return EngineError(f"The model's answer does not follow the output contract: {what}.", code="model_malformed")
-
-
-def _clean_text(value: Any) -> str:
-    return " ".join(str(value).split()) if isinstance(value, str) else ""
-
-
-def apply_operations(
-    lines: list[str],
-    operations: Any,
-    *,
-    allowed_sources: set[str],
-    opened: frozenset[str],
-    review: bool = False,
-    offered: dict[str, dict] | None = None,
-) -> Outcome:
-    """Apply the model's operations to `lines`, enforcing in code what the model was asked:
-
-    - an add or replace must cite sources, all among the messages and actions it was given (R12);
-    - no line with a secret (R7), an excluded category not opened by the team (R13, R14), or too long;
-    - at most MAX_LINES lines (R6); in review mode (Apply) nothing is added (R19).
-    Anything the guards refuse is dropped and counted by reason, without its words. An answer that
-    does not follow the output contract (no list, an unknown operation, a line that does not exist,
-    one line named twice, an add without text) is an engine failure (EngineError model_malformed):
-    the run is retried later and nothing is read. Lines the operations do not mention are kept."""
-    if not isinstance(operations, list):
-        raise malformed("no list of operations")
-    editing = _Editing(
-        out=Outcome(before=list(lines), lines=[]),
-        current={n: line for n, line in enumerate(lines, start=1)},
-        guard=_LineGuard(allowed_sources=allowed_sources, opened=opened, review=review, offered=offered),
-    )
-    for op in operations:
-        if not isinstance(op, dict) or op.get("op") not in OPS:
-            raise malformed("an operation is not one of keep, add, replace, remove")
-        if op["op"] == "add":
-            editing.add(op)
-        else:
-            editing.on_line(op["op"], editing.named_line(op), op)
-    return editing.finish()
-
-
-@dataclass
-class _LineGuard:
-    """What an added or replaced line must pass (R7, R12, R13, R14; in review mode, R19)."""
-
-    allowed_sources: set[str]
-    opened: frozenset[str]
-    review: bool
-    offered: dict[str, dict] | None
-
-    def refusal(self, text: str, sources: Any) -> str | None:
-        """Why the line `text`, citing `sources`, is refused, or None when it may be written."""
-        cited = [str(s) for s in sources] if isinstance(sources, list) else []
-        if not self.review and (not cited or not set(cited) <= self.allowed_sources):
-            return "unsourced"
-        reason = policy.line_refusal(text, opened=self.opened)
-        if not reason and self.offered is not None and not self.review:  # R12: only what the cited sources say
-            reason = policy.source_refusal(text, [self.offered[s] for s in cited if s in self.offered])
-        return reason or None
-
-
-@dataclass
-class _Editing:
-    """The lines while `apply_operations` goes through the operations, in order."""
-
-    out: Outcome
-    current: dict[int, str | None]  # line number -> its text now (None: removed)
-    guard: _LineGuard
-    touched: set[int] = field(default_factory=set)  # the lines an operation has named
-    additions: list[str] = field(default_factory=list)
-
-    def named_line(self, op: dict) -> int:
-        """The line a keep, replace or remove names: one that exists, not named before."""
-        number = op.get("line")
-        if not isinstance(number, int) or isinstance(number, bool) or number not in self.current:
-            raise malformed("an operation names a line that does not exist")
-        if number in self.touched:
-            raise malformed("two operations name the same line")
-        return number
-
-    def guarded_text(self, op: dict) -> str | None:
-        """The operation's text when the guards let it through; None (the refusal counted) when not."""
-        text = _clean_text(op.get("text"))
-        if not text:
-            raise malformed("an add or replace has no text")
-        reason = self.guard.refusal(text, op.get("sources"))
-        if reason:
-            self.out.dropped[reason] += 1
-            return None
-        return text
-
-    def on_line(self, kind: str, number: int, op: dict) -> None:
-        """A keep, remove or replace of line `number`. A refused replace leaves the line unnamed."""
-        if kind == "keep":
-            self.touched.add(number)
-        elif kind == "remove":
-            self.touched.add(number)
-            self.out.changes.append({"op": "remove", "old": self.current[number], "new": None})
-            self.current[number] = None
-            self.out.removed += 1
-        elif (text := self.guarded_text(op)) is not None:
-            self.touched.add(number)
-            if text != self.current[number]:
-                self.out.changes.append({"op": "replace", "old": self.current[number], "new": text})
-                self.current[number] = text
-                self.out.replaced += 1
-
-    def add(self, op: dict) -> None:
-        """An add: refused in review mode, dropped by the guards, or kept for the end unless already there."""
-        if self.guard.review:
-            self.out.dropped["added_in_review"] += 1
-            return
-        text = self.guarded_text(op)
-        if text is None:
-            return
-        existing = {(line or "").casefold() for line in self.current.values()} | {a.casefold() for a in self.additions}
-        if text.casefold() not in existing:  # already there: nothing to add
-            self.additions.append(text)
-
-    def finish(self) -> Outcome:
-        """The lines kept, then the additions while there is room (R6); the rest counted as too many."""
-        out, additions = self.out, self.additions
-        kept = [line for line in self.current.values() if line is not None]
-        room = max(0, policy.MAX_LINES - len(kept))
-        for text in additions[:room]:
-            out.changes.append({"op": "add", "old": None, "new": text})
-        if len(additions) > room:
-            out.dropped["too_many_lines"] += len(additions) - room
-        out.lines = kept + additions[:room]
-        out.added = min(len(additions), room)
-        return out
-
-
-def build_payload(
-    *, lines: list[str], inp: Mapping[str, Any], action_labels: dict[str, str], settings: dict, today, mode: str
-) -> dict:
-    """Exactly what the model (or the offline rules) receives. Tool results, files and web pages
-    are not in it: the selector never reads them (R12)."""
-    return {
-        "mode": mode,
-        "today": today.isoformat(),
-        "instructions": {"default": "see system prompt", "team": settings.get("instructions", "")},
-        "lines": [{"n": n, "text": text} for n, text in enumerate(lines, start=1)],
-        "messages": [
-            {
-                "id": f"m{m['id']}",
-                "at": m["created_at"].isoformat(),
-                "day": short_date(m["created_at"], today),
-                "text": m["text"],
-            }
-            for m in inp.get("messages", [])
-        ],
-        "actions": [
-            {
-                "id": f"a{a['id']}",
-                "at": a["created_at"].isoformat(),
-                "day": short_date(a["created_at"], today),
-                "name": a["name"],
-                "label": action_labels.get(a["name"]) or a["name"].replace("_", " ").capitalize(),
-                "status": a["status"],
-            }
-            for a in inp.get("actions", [])
-        ],
-        "context": [{"role": "agent", "text": r["text"][:1000], "note": CONTEXT_NOTE} for r in inp.get("replies", [])],
-    }
-
-
-def propose(
-    *,
-    lines: list[str],
-    inp: Mapping[str, Any],
-    config: dict,
-    now: datetime,
-    mode: str = "write",
-    engine=None,
-    opened=None,
-) -> tuple[Outcome, EngineResult]:
-    """Ask the engine for operations and pass them through the guards. Saves nothing. `opened`
-    (the excluded categories the team's instructions open) defaults to the config's own."""
-    settings = config["memorySettings"]
-    labels = {a["name"]: a["label"] for a in config.get("actions", [])}
-    today = timezone.localtime(now).date()
-    payload = build_payload(lines=lines, inp=inp, action_labels=labels, settings=settings, today=today, mode=mode)
-    system = layered_instructions(settings.get("instructions", ""))
-    if mode == "review":
-        system += "\n" + REVIEW_INSTRUCTIONS
-    result = (engine or get_engine()).structured(task=TASK, system=system, payload=payload, schema=OUTPUT_SCHEMA)
-    operations = result.data.get("operations") if isinstance(result.data, dict) else None
-    allowed = {m["id"] for m in payload["messages"]} | {a["id"] for a in payload["actions"]}
-    outcome = apply_operations(
-        lines,
-        operations,
-        allowed_sources=allowed,
-        offered=policy.sources_from_payload(payload),
-        opened=policy.categories_opened_by(settings.get("instructions", "")) if opened is None else opened,
-        review=mode == "review",
-    )
-    return outcome, result
-
-
-# --- Which version a chat is read under (R2) ----------------------------------------------------
-
-
-def stricter_config(chat: dict, published: dict) -> tuple[dict, frozenset[str]]:
-    """The configuration a chat's words are read under: the stricter of the version the chat began
-    on and the published one. The person was told the older notice and consent, so widening never
-    reaches back into what they said before it; narrowing applies at once (Apply is the tool for
-    what is already kept). Both instructions go to the model (each narrowing holds), and the
-    guards open only the categories both open. Returns (config, opened categories)."""
-    mine = published["memorySettings"].get("instructions", "") or ""
-    theirs = chat["memorySettings"].get("instructions", "") or ""
-    opened_now = policy.categories_opened_by(mine)
-    if theirs == mine:
-        return published, opened_now
-    settings = {**published["memorySettings"], "instructions": "\n".join(x for x in (theirs, mine) if x)}
-    return {**published, "memorySettings": settings}, opened_now & policy.categories_opened_by(theirs)
-
-
-def by_version(inp: Mapping[str, Any]) -> list[tuple[int | None, dict]]:
-    """The writer input split by the version each chat began on, in the order they were said."""
-    groups: dict = {}
-    for key in ("messages", "actions"):
-        for item in inp.get(key, []):
-            group = groups.setdefault(
-                item.get("version_id"), {"messages": [], "actions": [], "replies": [], "first": item["created_at"]}
-            )
-            group[key].append(item)
-            group["first"] = min(group["first"], item["created_at"])
-    for reply in inp.get("replies", []):
-        if reply.get("version_id") in groups:
-            groups[reply["version_id"]]["replies"].append(reply)
-    return sorted(groups.items(), key=lambda kv: kv[1]["first"])
-
-
-def forgotten(line: str, pending: dict | None) -> bool:
-    """A line a pending "forget" excludes: one of the lines it removed, or about what it named."""
-    if not pending:
-        return False
-    from memory.store.end_user_requests import lines_about  # the matching rules of the end user's own requests
-
-    if line in pending.get("lines", []):
-        return True
-    return any(lines_about(subject, [line]) for subject in pending.get("subjects", []))
-
-
-def propose_read(
-    *,
-    lines: list[str],
-    inp: Mapping[str, Any],
-    published: dict,
-    versions: dict,
-    now: datetime,
-    engine=None,
-    forget: dict | None = None,
-) -> tuple[Outcome, list[EngineResult]]:
-    """What a run (or Try) makes of `inp`: each chat read under the stricter of its own version
-    (`versions`: id -> config) and `published`, part by part; lines a pending forget excludes are
-    dropped (counted as "forgotten"). Saves nothing."""
-    before, results, total = list(lines), [], None
-    for version_id, group in by_version(inp):
-        config, opened = stricter_config(versions.get(version_id) or published, published)
-        outcome, result = propose(lines=lines, inp=group, config=config, now=now, engine=engine, opened=opened)
-        results.append(result)
-        if forget:
-            kept = [line for line in outcome.lines if line in before or not forgotten(line, forget)]
-            outcome.dropped["forgotten"] += len(outcome.lines) - len(kept)
-            outcome.changes = [c for c in outcome.changes if c["new"] is None or c["new"] in kept]
-            outcome.lines = kept
-        lines = outcome.lines
-        if total is None:
-            total = outcome
-        else:
-            total.dropped += outcome.dropped
-            total.changes += outcome.changes
-        total.lines = lines
-    if total is None:
-        total = Outcome(before=before, lines=before)
-    total.before = before
-    counts = _line_counts(before, total.lines)
-    total.added, total.replaced, total.removed = counts["added"], counts["replaced"], counts["removed"]
-    return total, results
-
-
-def _line_counts(before: list[str], after: list[str]) -> dict:
-    before_set, after_set = set(before), set(after)
-    removed = len([line for line in before if line not in after_set])
-    added = len([line for line in after if line not in before_set])
-    replaced = min(added, removed)
-    return {"added": added - replaced, "replaced": replaced, "removed": removed - replaced}
-
-
-def _published_config(agent: Agent) -> dict:
-    return AgentVersion.objects.published(agent).config
-
-
-def version_configs(inp: Mapping[str, Any]) -> dict:
-    ids = {item.get("version_id") for key in ("messages", "actions") for item in inp.get(key, [])}
-    return dict(AgentVersion.objects.filter(pk__in=[i for i in ids if i]).values_list("pk", "config"))
-
-
-# --- The quiet-window run ----------------------------------------------------------------------
-
-
-def _record_failure(
-    *, end_user: EndUser, exc: EngineError, now: datetime, started: float, read_from, kind: str, engine
-) -> MemoryRun:
-    audit = Audit(
-        kind=kind,
-        engine=(engine or get_engine()).name,
-        error=exc.code,
-        read_from=read_from,
-        duration_ms=int((time.monotonic() - started) * 1000),
-    )
-    return memory_record_failure(end_user=end_user, audit=audit, now=now)
+# --- What a memory may read ---------------------------------------------------------------------
 
 
 def forget_before(pending: dict) -> datetime:
@@ -381,55 +77,227 @@ def last_read(inp: WriterInput) -> datetime:
     return max([m["created_at"] for m in inp["messages"]] + [a["created_at"] for a in inp["actions"]])
 
 
-def read_span(memory: Memory, end_user: EndUser, now: datetime) -> tuple[datetime | None, datetime]:
-    """(from, to) of what a run may read now: after `read_up_to`; never into a chat that is still
-    active (R11); and a pending forget's part on its own, so what they said after it is read
-    without its exclusion."""
-    read_from = memory.read_up_to
-    cutoff = read_cutoff(end_user=end_user, read_from=read_from, now=now)
-    pending = memory.forget_pending
-    if pending:
-        before = forget_before(pending) + timedelta(microseconds=1)
-        cutoff = min(cutoff, before)
-    return read_from, cutoff
+@dataclass(frozen=True)
+class Where:
+    """Where an end user's next read starts: after `read_from`, with the pending `forget` (if any),
+    up to `cutoff` (now, or the first unread message of a chat still active)."""
+
+    read_from: datetime | None
+    forget: dict | None
+    cutoff: datetime
+
+
+@dataclass(frozen=True)
+class Part:
+    """One read of what a memory may read: the writer input, and where it was read from."""
+
+    inp: WriterInput
+    where: Where
+
+    @property
+    def empty(self) -> bool:
+        return not self.inp["messages"] and not self.inp["actions"]
+
+    @property
+    def forget_read_past(self) -> dict | None:
+        """The pending forget whose part this read finishes (it goes with this part), or None."""
+        forget = self.where.forget
+        return forget if forget is not None and self.inp["read_to"] > forget_before(forget) else None
+
+    @property
+    def read_past_forget(self) -> bool:
+        return self.forget_read_past is not None
+
+    @property
+    def more_to_read(self) -> bool:
+        return self.inp["read_to"] < self.where.cutoff or self.read_past_forget
+
+
+def read_parts(where: dict[int, Where]) -> dict[int, Part]:
+    """Each end user's next part (id -> part), in one read (`selectors.writer_inputs`): after
+    `read_from`, up to the cutoff, and a pending forget's part on its own (up to the moment it was
+    asked), so what they said after it is read without its exclusion."""
+    spans = {}
+    for pk, at in where.items():
+        before = at.cutoff
+        if at.forget:
+            before = min(before, forget_before(at.forget) + timedelta(microseconds=1))
+        spans[pk] = (at.read_from, before)
+    return {pk: Part(inp=inp, where=where[pk]) for pk, inp in writer_inputs(spans=spans).items()}
 
 
 def unread_parts(
     *, memory: Memory | None, end_user: EndUser, now: datetime, include_open: bool = False, limit: int = 5
 ) -> tuple[list[tuple[WriterInput, dict | None]], bool]:
-    """What the next quiet-window runs would read, in order, as `run_quiet_window` reads it: from
-    `read_up_to` (so nothing already read comes back, and no team correction or deleted line is
-    undone by an old chat), never into a chat still active (unless `include_open`), a pending
-    forget's part on its own with the forget, then the rest without it. Each part is (writer input,
-    the pending forget it is read with); at most `limit` parts, and whether more remain unread.
-    Reads only: Try (`memory.tools.trial`) previews with it what a run would write."""
+    """What the next quiet-window runs would read, in order, part after part as the runs read them
+    (`read_parts`): from `read_up_to` (so nothing already read comes back, and no team correction
+    or deleted line is undone by an old chat), never into a chat still active (unless
+    `include_open`), a pending forget's part on its own with the forget, then the rest without it.
+    Each part is (writer input, the pending forget it is read with); at most `limit` parts, and
+    whether more remain unread. Reads only: Try (`memory.tools.trial`) previews with it what a run
+    would write."""
     read_from = memory.read_up_to if memory else None
-    pending = memory.forget_pending if memory else None
-    cutoff = now if include_open else read_cutoff(end_user=end_user, read_from=read_from, now=now)
+    forget = memory.forget_pending if memory else None
+    cutoff = now if include_open else read_cutoffs(read_from={end_user.pk: read_from}, now=now)[end_user.pk]
     parts: list[tuple[WriterInput, dict | None]] = []
     for _ in range(limit + 1):  # one more step may let a read-past forget go without a part
-        before = forget_before(pending) if pending else None
-        part_cutoff = min(cutoff, before + timedelta(microseconds=1)) if before else cutoff
-        inp = writer_input(end_user=end_user, read_from=read_from, read_to=part_cutoff)
-        read_past_forget = before is not None and inp["read_to"] > before
-        if not inp["messages"] and not inp["actions"]:
-            if read_past_forget:  # the forget's part is read: let it go, as a run does
-                pending = None
+        part = read_parts({end_user.pk: Where(read_from=read_from, forget=forget, cutoff=cutoff)})[end_user.pk]
+        if part.empty:
+            if part.read_past_forget:  # the forget's part is read: let it go, as a run does
+                forget = None
                 continue
             return parts, False
         if len(parts) == limit:
             return parts, True
-        parts.append((inp, pending))
-        read_from = last_read(inp)
-        if read_past_forget:
-            pending = None
-        elif inp["read_to"] >= cutoff:
+        parts.append((part.inp, forget))
+        read_from = last_read(part.inp)
+        if part.read_past_forget:
+            forget = None
+        elif not part.more_to_read:
             return parts, False
     return parts, True
 
 
-def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=None) -> MemoryRun | None:
-    """Read what the person typed and which actions ran since `read_up_to`, and update their memory.
+# --- The run: a batch ----------------------------------------------------------------------------
+
+
+class _Published(TypedDict):
+    published_config: dict[str, Any]  # the agent's newest version's config
+
+
+def _end_users(end_user_ids: Iterable[int]) -> "list[WithAnnotations[EndUser, _Published]]":
+    """The end users with their agent, team and the agent's published config, in one query."""
+    published = AgentVersion.objects.newest_of(OuterRef("agent_id")).values("config")
+    return list(
+        EndUser.objects.select_related("agent__team")
+        .filter(pk__in=list(end_user_ids))
+        .annotate(published_config=Subquery(published, output_field=models.JSONField()))
+        .order_by("pk")
+    )
+
+
+def _memory_rows(end_users: Sequence[EndUser], now: datetime) -> dict[int, Memory]:
+    """Their memory rows (end user id -> row), those missing created empty together. A row another
+    process created first is read back; one whose `updated_at` tied with another process's is
+    created again from a random point within the next few milliseconds (then, still missing, on
+    its own: `rows.memory_row_for`)."""
+    rows = memories_of(end_users)
+    for attempt in range(COMMIT_ATTEMPTS):
+        missing = [e for e in end_users if e.pk not in rows]
+        if not missing:
+            break
+        free = FreeTimes(spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt else 0)
+        Memory.objects.bulk_create(
+            [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.take(e.agent_id, now)) for e in missing],
+            ignore_conflicts=True,  # created meanwhile, or a tie on updated_at: read back, then again
+        )
+        rows.update(memories_of(missing))
+    for end_user in end_users:
+        if end_user.pk not in rows:
+            rows[end_user.pk] = memory_row_for(end_user, now)
+    return rows
+
+
+@dataclass
+class _Proposal:
+    """What the engine and the guards made of one end user's part, for the commit."""
+
+    memory: Memory  # as read: the commit checks that nobody changed it since
+    part: Part
+    outcome: Outcome
+    results: list[EngineResult]
+    started: float  # time.monotonic() before the engine was asked
+
+
+@dataclass
+class _Batch:
+    """The end users of one run (id -> end user with the published config), their memory rows as
+    last read, and the audit rows written so far."""
+
+    people: dict[int, "WithAnnotations[EndUser, _Published]"]
+    memories: dict[int, Memory]
+    now: datetime
+    engine: "Engine"
+    rows: list[MemoryRun]
+
+    def round(self, todo: list[int], finished: dict[int, bool]) -> list[int]:
+        """Read each of `todo`'s next part, ask the engine, commit (with `finished`: end users whose
+        due chats are answered without a run): the end users to read again."""
+        again, work = [], []
+        readable = [pk for pk in todo if self.memories[pk].stopped_at is None]
+        finished.update(dict.fromkeys(set(todo) - set(readable), False))  # stopped: nothing is read
+        for pk, part in self.read(readable).items():
+            if not part.empty:
+                work.append((pk, part))
+            elif (forget := part.forget_read_past) is not None:  # nothing left before it: it goes, read on
+                self.memories[pk] = memory_forget_read_past(end_user=self.people[pk], pending=forget, now=self.now)
+                again.append(pk)
+            else:
+                finished[pk] = False  # nothing to read: no longer due
+        if not work and not finished:
+            return again
+        proposals = self.propose_all(work)
+        committed, changed = _commit_with_retries(proposals, finished, self.now)
+        self.rows.extend(committed)
+        self.memories.update(changed)
+        return again + list(changed)
+
+    def read(self, pks: list[int]) -> dict[int, Part]:
+        memories = {pk: self.memories[pk] for pk in pks}
+        cutoffs = read_cutoffs(read_from={pk: m.read_up_to for pk, m in memories.items()}, now=self.now)
+        return read_parts(
+            {
+                pk: Where(read_from=m.read_up_to, forget=m.forget_pending, cutoff=cutoffs[pk])
+                for pk, m in memories.items()
+            }
+        )
+
+    def propose_all(self, work: list[tuple[int, Part]]) -> dict[int, _Proposal]:
+        """Each person's engine call and guards (`operations.propose_read`), a model's calls in
+        flight together (`engines.concurrently`), the offline engine's one after another. No
+        database in the calls; a failed call records only its own person's failed run."""
+        versions = version_configs(*(part.inp for _, part in work))
+
+        def propose_one(item: tuple[int, Part]) -> tuple[int, float, _Proposal | EngineError]:
+            pk, part = item
+            memory, started = self.memories[pk], time.monotonic()
+            try:
+                outcome, results = propose_read(
+                    lines=memory.lines,
+                    inp=part.inp,
+                    published=self.people[pk].published_config,
+                    versions=versions,
+                    now=self.now,
+                    engine=self.engine,
+                    forget=part.where.forget,
+                )
+            except EngineError as exc:
+                return pk, started, exc
+            return pk, started, _Proposal(memory=memory, part=part, outcome=outcome, results=results, started=started)
+
+        proposals: dict[int, _Proposal] = {}
+        for pk, started, answer in concurrently(self.engine, propose_one, work):
+            if isinstance(answer, _Proposal):
+                proposals[pk] = answer
+            else:
+                self.rows.append(self.record_failure(pk, answer, started))
+        return proposals
+
+    def record_failure(self, pk: int, exc: EngineError, started: float) -> MemoryRun:
+        audit = Audit(
+            kind=MemoryRun.Kind.QUIET,
+            engine=self.engine.name,
+            error=exc.code,
+            read_from=self.memories[pk].read_up_to,
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+        return memory_record_failure(end_user=self.people[pk], audit=audit, now=self.now)
+
+
+def run_quiet_windows(*, end_user_ids, now: datetime | None = None, engine=None) -> list[MemoryRun]:
+    """Read what each of `end_user_ids` typed and which actions ran since their `read_up_to`, and
+    update their memories (see the module's docstring). Returns the audit rows written, in no
+    particular order (one at most per end user).
 
     Guarantees: nothing of a chat that is still active is read (R11); each part is read once
     (`read_up_to` only moves forward, and the write checks that no other run moved it first); each
@@ -437,103 +305,128 @@ def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=No
     forget's part is read with the forgotten fact excluded; a stopped memory, memory off or a plan
     without memory writes nothing; a model failure, a malformed answer included, leaves the text
     and `read_up_to` as they were, records a failed run, and retries later with backoff.
-    Idempotent: a second delivery of the same task finds nothing new. Returns the audit row, or
-    None when there was nothing to do. The change itself is `actions.plan_run`'s."""
+    Idempotent: a second delivery of the same task finds nothing new. The change itself is
+    `actions.plan_run`'s."""
     now = now or timezone.now()
-    end_user = EndUser.objects.select_related("agent__team").filter(pk=end_user_id).first()
-    if end_user is None:  # erased since the task was queued
-        return None
-    config = _published_config(end_user.agent)
-    if not config["memorySettings"]["on"] or not end_user.agent.team.has_memory:
-        due.finish(end_user.pk, now, more_to_read=False)
-        return None
-    memory = memory_row_for(end_user, now)
-    for _ in range(3):  # another run may write between our read and our write: read again
-        if memory.stopped_at is not None:
-            due.finish(end_user.pk, now, more_to_read=False)
-            return None
-        read_from, cutoff = read_span(memory, end_user, now)
-        inp = writer_input(end_user=end_user, read_from=read_from, read_to=cutoff)
-        pending = memory.forget_pending
-        if not inp["messages"] and not inp["actions"]:
-            if pending and inp["read_to"] > forget_before(pending):
-                memory = memory_forget_read_past(end_user=end_user, pending=pending, now=now)  # its part is read
-                continue
-            due.finish(end_user.pk, now, more_to_read=False)
-            return None
-        started = time.monotonic()
+    batch = _Batch(people={}, memories={}, now=now, engine=engine or get_engine(), rows=[])
+    off: dict[int, bool] = {}
+    for end_user in _end_users(end_user_ids):  # erased since the task was queued: absent
+        if end_user.published_config["memorySettings"]["on"] and end_user.agent.team.has_memory:
+            batch.people[end_user.pk] = end_user
+        else:
+            off[end_user.pk] = False
+    batch.memories = _memory_rows(list(batch.people.values()), now)
+    todo, finished = list(batch.people), off
+    for _ in range(ROUNDS):
+        if not todo and not finished:
+            break
+        todo, finished = batch.round(todo, finished), {}
+    return batch.rows
+
+
+def run_quiet_window(*, end_user_id: int, now: datetime | None = None, engine=None) -> MemoryRun | None:
+    """`run_quiet_windows` for one end user (a batch of one): the audit row, or None when there
+    was nothing to do."""
+    rows = run_quiet_windows(end_user_ids=[end_user_id], now=now, engine=engine)
+    return rows[0] if rows else None
+
+
+# --- The commit --------------------------------------------------------------------------------
+
+
+def _commit_with_retries(
+    proposals: dict[int, _Proposal], finished: dict[int, bool], now: datetime
+) -> tuple[list[MemoryRun], dict[int, Memory]]:
+    """(the audit rows written, the memories changed since they were read, as they are now). A
+    tie on `updated_at` with another process rolls the transaction back: it is tried again (the
+    free times read anew), up to COMMIT_ATTEMPTS times; any other refusal, or a last tie, commits
+    each end user's change in a transaction of its own."""
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        changed: dict[int, Memory] = {}
+        free_times = FreeTimes(spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt > 1 else 0)
         try:
-            outcome, results = propose_read(
-                lines=memory.lines,
-                inp=inp,
-                published=config,
-                versions=version_configs(inp),
-                now=now,
-                engine=engine,
-                forget=pending,
-            )
-        except EngineError as exc:
-            return _record_failure(
-                end_user=end_user,
-                exc=exc,
-                now=now,
-                started=started,
-                read_from=read_from,
-                kind=MemoryRun.Kind.QUIET,
-                engine=engine,
-            )
-        read = _Read(memory=memory, inp=inp, cutoff=cutoff, started=started)
-        row, memory = _write_run(read, outcome, results, end_user=end_user, now=now)
-        if row is not None:
-            return row
-    return None
+            with transaction.atomic():
+                return _commit(proposals, now, changed, free_times=free_times, finished=finished), changed
+        except IntegrityError as exc:
+            if not is_tie(exc) or attempt == COMMIT_ATTEMPTS:
+                _refused(exc, len(proposals), attempt)
+                break
+        except DatabaseError as exc:
+            _refused(exc, len(proposals), attempt)
+            break
+    return _commit_each(proposals, finished, now)
 
 
-@dataclass
-class _Read:
-    """What one quiet-window run read: the memory as it was, the input, and how far it could read."""
-
-    memory: Memory
-    inp: WriterInput
-    cutoff: datetime
-    started: float  # time.monotonic() before the engine was asked
+def _refused(exc: Exception, people: int, attempt: int) -> None:
+    reason = f"tied on updated_at {attempt} times" if is_tie(exc) else f"refused ({type(exc).__name__})"
+    log.warning("memory batch %s; committing its %d end users one by one", reason, people)
 
 
-def _write_run(
-    read: _Read, outcome: Outcome, results: list[EngineResult], *, end_user: EndUser, now: datetime
-) -> tuple[MemoryRun | None, Memory]:
-    """Write what a run made of `read` under the row lock, unless another run changed the memory
-    since it was read: (the audit row written or None, the memory as it is under the lock)."""
-    memory, inp = read.memory, read.inp
-    pending = memory.forget_pending
-    with memory_locked(end_user, now) as locked:
-        if (
-            locked.read_up_to != memory.read_up_to
-            or locked.text != memory.text
-            or locked.stopped_at
-            or locked.forget_pending != pending
-        ):
-            return None, locked
-        read_past_forget = inp["read_to"] > forget_before(pending) if pending else False
-        audit = Audit(
-            kind=MemoryRun.Kind.QUIET,
-            engine=results[0].engine if results else "",
-            dropped=dict(outcome.dropped),
-            messages_read=len(inp["messages"]),
-            actions_read=len(inp["actions"]),
-            read_from=memory.read_up_to,
-            read_to=last_read(inp),
-            duration_ms=int((time.monotonic() - read.started) * 1000),
-            input_tokens=sum(r.input_tokens for r in results),
-            output_tokens=sum(r.output_tokens for r in results),
-        )
-        change = plan_run(
-            memory=locked,
-            lines=outcome.lines,
-            audit=audit,
-            read_past_forget=read_past_forget,
-            more_to_read=inp["read_to"] < read.cutoff or read_past_forget,
-            now=now,
-        )
-        [row] = commit_changes([change], now=now)
-        return row, locked
+def _commit_each(
+    proposals: dict[int, _Proposal], finished: dict[int, bool], now: datetime
+) -> tuple[list[MemoryRun], dict[int, Memory]]:
+    """Each end user's change in a transaction of its own, a tie on `updated_at` moving it on by a
+    microsecond (`rows.save_unique`); a refusal now is the database's, and raised."""
+    rows: list[MemoryRun] = []
+    changed: dict[int, Memory] = {}
+    for pk, proposal in proposals.items():
+        with transaction.atomic():
+            rows += _commit({pk: proposal}, now, changed, free_times=None, finished={})
+    if finished:
+        due.finish_many(finished, now)
+    return rows, changed
+
+
+def _unchanged(locked: Memory, read: Memory) -> bool:
+    return (
+        locked.read_up_to == read.read_up_to
+        and locked.text == read.text
+        and locked.stopped_at is None
+        and locked.forget_pending == read.forget_pending
+    )
+
+
+def _commit(
+    proposals: dict[int, _Proposal],
+    now: datetime,
+    changed: dict[int, Memory],
+    *,
+    free_times: FreeTimes | None,
+    finished: dict[int, bool],
+) -> list[MemoryRun]:
+    """Lock the rows, plan each run still on the memory it read (`actions.plan_run`; one changed
+    since goes to `changed`, as it is now) and write them together (`rows.commit_changes`)."""
+    locked = memories_locked(p.memory.pk for p in proposals.values())
+    changes: list[MemoryChange] = []
+    for pk, proposal in proposals.items():
+        memory = locked.get(proposal.memory.pk)
+        if memory is None or not _unchanged(memory, proposal.memory):
+            if memory is not None:
+                changed[pk] = memory  # read again in the next round
+            continue
+        changes.append(_planned(proposal, memory, now))
+    return commit_changes(changes, now=now, free_times=free_times, finished=finished)
+
+
+def _planned(proposal: _Proposal, memory: Memory, now: datetime) -> MemoryChange:
+    inp, outcome, results = proposal.part.inp, proposal.outcome, proposal.results
+    audit = Audit(
+        kind=MemoryRun.Kind.QUIET,
+        engine=results[0].engine if results else "",
+        dropped=dict(outcome.dropped),
+        messages_read=len(inp["messages"]),
+        actions_read=len(inp["actions"]),
+        read_from=proposal.memory.read_up_to,
+        read_to=last_read(inp),
+        duration_ms=int((time.monotonic() - proposal.started) * 1000),
+        input_tokens=sum(r.input_tokens for r in results),
+        output_tokens=sum(r.output_tokens for r in results),
+    )
+    return plan_run(
+        memory=memory,
+        lines=outcome.lines,
+        audit=audit,
+        read_past_forget=proposal.part.read_past_forget,
+        more_to_read=proposal.part.more_to_read,
+        now=now,
+    )

@@ -1,8 +1,11 @@
-"""Quiet-window runs in batches (`memory.writer.batch`, issue 14): the same memories as the single
-run, in a fixed number of queries per batch, and whatever a batch cannot do goes to the single run.
+"""Quiet-window runs in batches (`memory.writer.batch`, issues 14 and 26): the same memories as runs
+of one end user, in a fixed number of queries per batch; a batch does every case itself (a pending
+forget, an active chat, a backlog, a memory changed since it was read), and a run of one end user
+is a batch of one.
 
 Each test builds the same people twice, on two agents of one team: one agent's are run one by one
-(`writer.run_quiet_window`), the other's in one batch, and what each memory became is compared."""
+(`writer.run_quiet_window`, a batch of one), the other's in one batch, and what each memory became
+is compared."""
 
 from datetime import timedelta
 
@@ -169,7 +172,7 @@ def test_a_batch_reads_and_writes_in_a_fixed_number_of_queries(team, user):
 
 
 @pytest.mark.django_db
-def test_a_memory_changed_during_the_batch_is_read_again_alone(team, user, monkeypatch):
+def test_a_memory_changed_during_the_batch_is_read_again_in_its_next_round(team, user, monkeypatch):
     agent, ids = batch_of(team, user, 3, at=T0)
     target = ids[1]
     offline = writer.get_engine()
@@ -270,7 +273,7 @@ def test_a_tie_on_updated_at_with_another_process_is_committed_again(team, user,
     """Another transaction holds, uncommitted, the very `updated_at` the batch picks for its first
     memory (the unique index per agent). The batch's UPDATE waits for it, fails on the tie when it
     commits, and the batch is committed again with the free times read anew: every run lands once,
-    nobody falls back to the single run, and no two memories of the agent share a time."""
+    nobody is committed one by one, and no two memories of the agent share a time."""
     import threading
 
     from django.db import connections, transaction
