@@ -33,14 +33,21 @@ _V = vocabulary().credentials
 _STRONG = word_alternation(_V["strong"])
 _WEAK = word_alternation(_V["weak"])
 _SECRET_WORD = re.compile(rf"(?P<strong>{cue_pattern(_V['strong'])})|(?P<weak>{cue_pattern(_V['weak'])})")
-_LINKS = frozenset(_V["links"])
-_POSSESSIVES = frozenset(_V["possessives"])
-_SOFT_LINKS = frozenset(_V["soft_links"])
-_VALUE_STOP = frozenset(_V["value_stop"])
-_NOT_BEFORE = frozenset(_V["not_secret_before"])
-_TRAILING = frozenset(_V["trailing_links"])
+
+
+def _folded_set(name: str) -> frozenset[str]:
+    """A vocabulary list as the folded view spells its words (a file may write them with their accents: "là", "på")."""
+    return frozenset(fold_word(w) for w in _V[name])
+
+
+_LINKS = _folded_set("links")
+_POSSESSIVES = _folded_set("possessives")
+_SOFT_LINKS = _folded_set("soft_links")
+_VALUE_STOP = _folded_set("value_stop")
+_NOT_BEFORE = _folded_set("not_secret_before")
+_TRAILING = _folded_set("trailing_links")
 # In an unspaced script a label is written onto the cue ("予約番号" is a booking number, "注文番号" an order's).
-_UNSPACED_LABELS = tuple(w for w in _NOT_BEFORE | frozenset(_V["not_a_code_before"]) if is_unspaced(w))
+_UNSPACED_LABELS = tuple(w for w in _NOT_BEFORE | _folded_set("not_a_code_before") if is_unspaced(w))
 _LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), key=len, reverse=True))
 
 _TOKEN = re.compile(r"[^\s]+")
@@ -179,14 +186,22 @@ def _tokens_after(rest: str) -> tuple[list[str], bool]:
     return tokens, glued
 
 
+_LINK_AFTER_ABOUT = 7  # words of a phrase ("for the ...") between a secret word and its link
+
+
 def _link_and_value(tokens: list[str], glued: bool) -> tuple[bool, int]:
     linked, index = _after_word(tokens, 0)
     if linked or glued:
         return True, index
-    # "the password for the portal is bluebird": a link a few words on
-    for skip in range(1, 4):
-        if skip < len(tokens) and _clean(tokens[skip]) in _LINKS and _clean(tokens[0]) in _ABOUT:
+    # "the password for the portal is bluebird", "the passphrase for the password manager vault is ...": a link
+    # a few words on
+    if not tokens or _clean(tokens[0]) not in _ABOUT:
+        return False, index
+    for skip in range(1, min(_LINK_AFTER_ABOUT, len(tokens))):
+        if _clean(tokens[skip]) in _LINKS:
             return _after_word(tokens, skip)
+        if tokens[skip - 1].endswith(":"):  # "gate code for the back yard: 1936*"
+            return True, skip
     return False, index
 
 
@@ -248,7 +263,9 @@ def _value_then_word(folded: str) -> bool:
         words = folded[
             match.start("value") : match.start("strong") if match.group("strong") else match.start("weak")
         ].split()
-        has_link = any(_clean(w) in _LINKS for w in words[1:])
+        # a word that is both a link and a possessive right before the cue is the possessive ("zijn wachtwoord")
+        links_seen = [i for i, w in enumerate(words[1:], start=1) if _clean(w) in _LINKS]
+        has_link = any(i < len(words) - 1 or _clean(words[i]) not in _POSSESSIVES for i in links_seen)
         trailing = _clean((match.group("after") or "").strip()) in _TRAILING
         if not (has_link or trailing):
             continue
@@ -267,7 +284,7 @@ _COMMON_SUBJECTS = frozenset(
 
 
 _LEET_CANDIDATE = re.compile(r"\S*[0134578!|@$9+]\S*")
-_STRONG_SINGLE = frozenset(w for w in _V["strong"] if " " not in w)
+_STRONG_SINGLE = frozenset(fold_word(w).rstrip("*") for w in _V["strong"] if " " not in w)
 
 
 def _obfuscated_secret_word(surface: str) -> bool:
@@ -303,8 +320,8 @@ _NOT_A_PASSWORD = re.compile(
     r"python|java|php|html|css|usb|hdmi|mp|gpt|web|office|ms|oauth|http|https|utf|sha|md|aes|rsa|tls|ssl|ipv)[\w.\-]*)$",
     re.I,
 )
-_NOT_A_CODE_BEFORE = frozenset(_V["not_a_code_before"])
-_NOT_AFTER_CUE = frozenset(_V["not_secret_after"])
+_NOT_A_CODE_BEFORE = _folded_set("not_a_code_before")
+_NOT_AFTER_CUE = _folded_set("not_secret_after")
 _NEAR_AFTER = 12  # words between a secret word and its value
 _NEAR_BEFORE = 5  # words between a value and the secret word after it
 _LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|finais|finale)\W+(?:\w+\W+)?$")
@@ -312,7 +329,7 @@ _LAST_FOUR = re.compile(r"(?:ending|ends|last|final|terminad[ao]|termine|endet|f
 
 def _postcode_after_pin(cue: str, value: str) -> bool:
     """India's "PIN code 560001" is a postcode: six digits after "pin code" or "pincode"."""
-    return "pin" in cue and ("code" in cue or "कोड" in cue) and len(value) == 6 and value.isdigit()
+    return ("pin" in cue or "पिन" in cue) and ("code" in cue or "कोड" in cue) and len(value) == 6 and value.isdigit()
 
 
 # Between a value and the secret word after it: "as the", "is my", "for their", "(" ("sunflower (password)").
@@ -326,7 +343,11 @@ _WORD_AS_SECRET = re.compile(
 )
 # A token holding a secret word is a product or a compound ("1Password", "passwordless"), not a value.
 _HOLDS_SECRET_WORD = re.compile(
-    "|".join(re.escape(w) for w in sorted(_V["strong"], key=len, reverse=True) if " " not in w and len(w) >= 4)
+    "|".join(
+        re.escape(w)
+        for w in sorted({fold_word(w).rstrip("*") for w in _V["strong"]}, key=len, reverse=True)
+        if " " not in w and len(w) >= 4
+    )
 )
 
 

@@ -54,8 +54,17 @@ def _icao9303_valid(value: str) -> bool:
     return total % 10 == int(check)
 
 
+def _clabe_valid(value: str) -> bool:
+    """Mexico's CLABE: 18 digits, the last a check digit (weights 3, 7, 1 on the first 17, each product mod 10)."""
+    if not re.fullmatch(r"\d{18}", value):
+        return False
+    total = sum(int(c) * (3, 7, 1)[i % 3] % 10 for i, c in enumerate(value[:17]))
+    return (10 - total % 10) % 10 == int(value[17])
+
+
 _CHECKS = {
     "icao9303": _icao9303_valid,
+    "clabe": _clabe_valid,
     "luhn": luhn.is_valid,
     "verhoeff": verhoeff.is_valid,
     "npi": _npi_valid,
@@ -114,10 +123,17 @@ def _fast_start(shape: str) -> str:
     return "|".join(_fast_alternative(part if n == 0 else "{b}" + part) for n, part in enumerate(parts))
 
 
+def _context_of(entry: dict) -> list[str]:
+    """A rule's context words: its own, and every language's words of the ``[personal]`` lists it names
+    (``context_lists = ["bank_words"]``)."""
+    personal = vocabulary().personal
+    return list(entry.get("context") or []) + [w for name in entry.get("context_lists", []) for w in personal[name]]
+
+
 def _compile(entry: dict) -> IdRule:
     shape = _fast_start(entry["shape"]).replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
     flags = 0 if entry.get("case") else re.I
-    context = entry.get("context") or []
+    context = _context_of(entry)
     return IdRule(
         kind=entry["kind"],
         name=entry["name"],
@@ -137,10 +153,8 @@ def _compile(entry: dict) -> IdRule:
 
 
 RULES: tuple[IdRule, ...] = tuple(_compile(entry) for entry in vocabulary().ids)
-_CONTEXT_GATE = CueGate({w for e in vocabulary().ids for w in e.get("context", [])})
-_ALL_CONTEXT = re.compile(
-    rf"{WORD_START}(?:{word_alternation({w for e in vocabulary().ids for w in e.get('context', [])})}){WORD_END}"
-)
+_CONTEXT_GATE = CueGate({w for e in vocabulary().ids for w in _context_of(e)})
+_ALL_CONTEXT = re.compile(cue_pattern({w for e in vocabulary().ids for w in _context_of(e)}))
 
 # ---------------------------------------------------------------------------------------------
 # Cards and IBANs (code: they need more than a shape and a word)
@@ -345,7 +359,8 @@ _MONTH = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|"
     r"nov(?:ember)?|dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|"
     r"diciembre|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|januar|februar|"
-    r"marz|juni|juli|oktober|dezember|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro"
+    r"marz|juni|juli|oktober|dezember|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro|"
+    r"जनवरी|फ़रवरी|फरवरी|मार्च|अप्रैल|अप्रेल|मई|जून|जुलाई|अगस्त|सितंबर|सितम्बर|अक्टूबर|अक्तूबर|नवंबर|नवम्बर|दिसंबर|दिसम्बर"
 )
 # A year in full or with an apostrophe ("'87").
 _YEAR = r"(?:\d{2,4}|['\u2019]\d\d)"
@@ -378,6 +393,11 @@ _ADDRESS_WORDS = re.compile(
 )
 
 
+# A postcode right after a street and its number ("Lindelaan 41, 3581 KD", "ul. Lipowej 12/4, 31-416", "12 Rue X,
+# 75011", "10 Downing Street, SW1A 2AA"), on the folded view.
+_POSTCODE_AFTER = re.compile(
+    r"(?:/\d{1,4}[a-z]?)?,?\s+(?:\d{4}\s?[a-z]{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}|[a-z]{1,2}\d[a-z\d]?\s?\d[a-z]{2})(?![\w-])"
+)
 _WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u0963\u0966-\u097F])+")
 # A date of birth needs one of these words, an address one of the street or address words: a line
 # holding none skips the two regexes.
@@ -408,14 +428,15 @@ _ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
 _BIRTH_CUES = re.compile(cue_pattern(vocabulary().personal["birth_cues"]))
 _ADDRESS_GATE = CueGate(vocabulary().personal["address_cues"])
 _BIRTH_GATE = CueGate(vocabulary().personal["birth_cues"])
+# A house number, with a flat after a slash ("12/4", Polish and Czech addresses) or not.
 _HOUSE_NUMBER = re.compile(
-    r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?![\d:/%]|[.,]\d|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))"
+    r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?:/\d{1,4}[a-z]?)?(?![\d:/%]|[.,]\d|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))"
 )
 _A_YEAR = re.compile(rf"(?<![\d.,])(?:19|20)\d\d(?![\d.,])|(?<![\w])['\u2019]\d\d(?!\d)|\d{{4}}\s*年|{_DATE}", re.I)
 _NEAR_CHARS = 60
 _COUNT_BEFORE = frozenset(
     "with since for mit seit fur für con desde por com ha há avec depuis pendant per da dal sinds sejak "
-    "about around over under nearly almost only just".split()
+    "about around over under nearly almost only just since from until till od do vanaf tot dal".split()
 )
 
 
@@ -454,8 +475,11 @@ def personal_identifier_in(v: View) -> bool:
         return False
     if _DOB.search(folded):
         return True
-    if _ADDRESS.search(folded) and (_ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded)):
-        return True
+    for match in _ADDRESS.finditer(folded):
+        if _ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded):
+            return True
+        if _POSTCODE_AFTER.match(folded, match.end()):
+            return True  # a street, a number and a postcode: an address whatever the words around it
     return False
 
 

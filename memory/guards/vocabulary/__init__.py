@@ -58,7 +58,7 @@ CREDENTIAL_LISTS = (
 )
 # Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
 # and a date of birth (``memory.guards.identifiers``).
-PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before", "number_words")
+PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before", "number_words", "bank_words")
 _CATEGORY_CODES = (
     "other_people",
     "small_talk",
