@@ -1,5 +1,7 @@
 """Consent writes and the ask-first gate (R26)."""
 
+from django.db import transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from agents.errors import AppError
@@ -15,6 +17,12 @@ def consent_gate(*, agent: Agent, end_user: EndUser, settings: dict, source: str
     return None if agreed else Conversation.MemoryOff.CONSENT
 
 
+# Sent by consent_set in its transaction: end_user_id=, agreed_at= (None after a no). The memory
+# row keeps agreedAt beside its text (memory.store.counters listens).
+consent_changed = Signal()
+
+
+@transaction.atomic
 def consent_set(*, end_user: EndUser, agreed: bool, source: str, now=None) -> Consent:
     """Record a yes (keeping the first yes's date) or a no (clearing agreed_at). Refuses an
     unknown source, changing nothing."""
@@ -34,6 +42,7 @@ def consent_set(*, end_user: EndUser, agreed: bool, source: str, now=None) -> Co
         consent.declined_at = now
         consent.source = source
     consent.save()
+    consent_changed.send(sender=Consent, end_user_id=end_user.pk, agreed_at=consent.agreed_at)
     return consent
 
 

@@ -32,6 +32,15 @@ class Memory(models.Model):
     forget_pending = models.JSONField(null=True, blank=True)
     # The last quiet-window failure after its retries: {at, code, attempts}; cleared on success.
     last_failure = models.JSONField(null=True, blank=True)
+    # The R21 fields kept beside the text, so a page of memories reads this table alone (one keyset
+    # scan, no join or subquery a row): the end user's id (never changes), their newest chat
+    # (`EndUser.last_chat_at`), their yes (`Consent.agreed_at`) and how many of their chats hold a
+    # message. Counted when the row is made and kept by what changes them, in the same transaction
+    # (memory.store.counters); tests/memory/test_counters_property.py checks them against a recount.
+    external_id = models.CharField(max_length=200, blank=True)
+    last_chat_at = models.DateTimeField(null=True, blank=True)
+    agreed_at = models.DateTimeField(null=True, blank=True)
+    conversations = models.PositiveIntegerField(default=0)
 
     class Meta:
         verbose_name_plural = "memories"
@@ -45,6 +54,13 @@ class Memory(models.Model):
         indexes = [
             # Newest change first, keyset-paged on (updated_at, id).
             models.Index(fields=["agent", "-updated_at", "-id"], name="memory_agent_updated"),
+            # The page of present memories (memory.store.selectors.memories_page): only the rows it
+            # shows, in its order, so a page is one index range scan that stops after limit + 1 rows.
+            models.Index(
+                fields=["agent", "-updated_at", "-id"],
+                name="memory_agent_present",
+                condition=~Q(text="") | Q(stopped_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

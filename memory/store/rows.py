@@ -27,7 +27,7 @@ from django.db.models import Case, F, TextField, Value, When
 
 from agents.models import Conversation, EndUser
 from memory.models import Memory, MemoryRun
-from memory.store import due, events
+from memory.store import counters, due, events
 from memory.store.note import note_lines, render_note
 from memory.store.selectors import memory_of
 
@@ -109,11 +109,14 @@ def memory_row_for(end_user: EndUser, now: datetime) -> Memory:
         return memory
     try:
         with transaction.atomic():
-            memory = Memory(end_user=end_user, agent_id=end_user.agent_id, updated_at=now)
+            memory = Memory(
+                end_user=end_user, agent_id=end_user.agent_id, updated_at=now, external_id=end_user.external_id
+            )
             save_unique(memory, [], create=True)
+            counters.recount([end_user.pk])
     except IntegrityError:  # a concurrent run created it
-        memory = Memory.objects.get(end_user=end_user)  # it exists now
-    return memory
+        pass
+    return Memory.objects.get(end_user=end_user)  # with its fields counted
 
 
 @contextmanager

@@ -183,8 +183,8 @@ def memory_cursor(memory: Memory) -> str:
 # --- The REST API's hot reads: one plain SQL statement each ----------------------------------
 # memory.get and a page of agent.memories() are the API's most frequent calls (the page is also
 # the Memory tab's list of who was remembered last). Building the ORM
-# query (three correlated subqueries) cost more than running it, so these two are written once as
-# SQL over the same tables and indexes; tests/memory/test_api.py proves they answer what the ORM
+# query cost more than running it, so these two are written once as SQL over the same tables and
+# indexes (a page reads the memory table alone: its R21 fields are kept on the row); tests/memory/test_api.py proves they answer what the ORM
 # reads answered, and counts their queries.
 
 
@@ -192,23 +192,30 @@ def memory_cursor(memory: Memory) -> str:
 def _read_sql() -> tuple[str, str]:
     from consent.models import Consent
 
-    columns = f"""
-        eu.id, eu.external_id, eu.last_chat_at,
-        m.id, m.text, m.stopped_at, m.updated_at, m.read_up_to, m.last_run,
-        (SELECT c.agreed_at FROM {Consent._meta.db_table} c
-          WHERE c.end_user_id = eu.id AND c.agreed_at IS NOT NULL),
-        (SELECT count(*) FROM {Conversation._meta.db_table} cv
-          WHERE cv.end_user_id = eu.id
-            AND EXISTS (SELECT 1 FROM {Message._meta.db_table} msg WHERE msg.conversation_id = cv.id))"""
     tables = {"agent": Agent._meta.db_table, "end_user": EndUser._meta.db_table, "memory": Memory._meta.db_table}
+    # A memory row keeps its R21 fields (memory.store.counters); an end user without one reads them
+    # from their sources.
+    agreed = (
+        f"(SELECT c.agreed_at FROM {Consent._meta.db_table} c WHERE c.end_user_id = eu.id AND c.agreed_at IS NOT NULL)"
+    )
+    chats = (
+        f"(SELECT count(*) FROM {Conversation._meta.db_table} cv WHERE cv.end_user_id = eu.id "
+        f"AND EXISTS (SELECT 1 FROM {Message._meta.db_table} msg WHERE msg.conversation_id = cv.id))"
+    )
     one = (
-        f"SELECT a.id, {columns} FROM {tables['agent']} a "
+        "SELECT a.id, eu.id, eu.external_id, eu.last_chat_at, "
+        "m.id, m.text, m.stopped_at, m.updated_at, m.read_up_to, m.last_run, "
+        f"CASE WHEN m.id IS NULL THEN {agreed} ELSE m.agreed_at END, "
+        f"CASE WHEN m.id IS NULL THEN {chats} ELSE m.conversations END "
+        f"FROM {tables['agent']} a "
         f"LEFT JOIN {tables['end_user']} eu ON eu.agent_id = a.id AND eu.external_id = %s "
         f"LEFT JOIN {tables['memory']} m ON m.end_user_id = eu.id "
         "WHERE a.public_id = %s AND a.team_id = %s"
     )
+    # One table, one range of the partial index memory_agent_present, in its order.
     page = (
-        f"SELECT {columns} FROM {tables['memory']} m JOIN {tables['end_user']} eu ON eu.id = m.end_user_id "
+        "SELECT m.end_user_id, m.external_id, m.last_chat_at, m.id, m.text, m.stopped_at, m.updated_at, "
+        f"m.read_up_to, m.last_run, m.agreed_at, m.conversations FROM {tables['memory']} m "
         "WHERE m.agent_id = %s AND (m.text <> '' OR m.stopped_at IS NOT NULL) {keyset} "
         "ORDER BY m.updated_at DESC, m.id DESC LIMIT %s"
     )

@@ -43,7 +43,7 @@ from django.utils.dateparse import parse_datetime
 from agents.engines import EngineError, EngineResult, concurrently, get_engine
 from agents.models import AgentVersion, EndUser
 from memory.models import Memory, MemoryRun
-from memory.store import due
+from memory.store import counters, due
 from memory.store.actions import Audit, memory_forget_read_past, memory_record_failure, plan_run
 from memory.store.rows import FreeTimes, MemoryChange, commit_changes, is_tie, memories_locked, memory_row_for
 from memory.store.selectors import WriterInput, memories_of, read_cutoffs, writer_inputs
@@ -188,9 +188,15 @@ def _memory_rows(end_users: Sequence[EndUser], now: datetime) -> dict[int, Memor
             break
         free = FreeTimes(spread_microseconds=RETRY_SPREAD_MICROSECONDS if attempt else 0)
         Memory.objects.bulk_create(
-            [Memory(end_user=e, agent_id=e.agent_id, updated_at=free.take(e.agent_id, now)) for e in missing],
+            [
+                Memory(
+                    end_user=e, agent_id=e.agent_id, updated_at=free.take(e.agent_id, now), external_id=e.external_id
+                )
+                for e in missing
+            ],
             ignore_conflicts=True,  # created meanwhile, or a tie on updated_at: read back, then again
         )
+        counters.recount(e.pk for e in missing)  # the R21 fields of the rows made
         rows.update(memories_of(missing))
     for end_user in end_users:
         if end_user.pk not in rows:

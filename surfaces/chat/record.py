@@ -13,16 +13,18 @@ from django.utils import timezone
 
 from agents import services as agent_services
 from agents.models import ActionRun, Conversation, Message
-from memory.store import due
+from memory.store import counters, due
 
 
 @transaction.atomic
 def message_record(*, conversation: Conversation, kind: str, text: str, now: datetime | None = None) -> Message:
     """Record one message of any kind (`agents.services.message_record`) and mark the conversation
-    due when its quiet window ends."""
+    due when its quiet window ends; the memory row's R21 fields move with it (`memory.store.counters`)."""
     now = now or timezone.now()
     due.mark(conversation, now)
-    return agent_services.message_record(conversation=conversation, kind=kind, text=text, now=now)
+    message = agent_services.message_record(conversation=conversation, kind=kind, text=text, now=now)
+    counters.message_recorded(message, conversation, now)
+    return message
 
 
 @transaction.atomic
