@@ -283,9 +283,10 @@ OPENAI_MAX_RETRIES = int(os.environ.get("OPENAI_MAX_RETRIES", "2"))
 # a longer one is refused before it is parsed (502 model_too_large).
 MODEL_ANSWER_MAX_BYTES = int(os.environ.get("MODEL_ANSWER_MAX_BYTES", str(64 * 1024)))
 # Model calls in flight at once in one process (the writer's batch, Apply, Try, and every other call:
-# agents.engines.model_slots): a call waits on the network, so many wait together. 16 a core by
-# default (a run costs about 10-20 ms of CPU: 16 calls a core at 1 s a call keeps a core far from busy).
-MODEL_CONCURRENCY = int(os.environ.get("MODEL_CONCURRENCY", str(16 * (os.cpu_count() or 1))))
+# agents.engines.model_slots): a call waits on the network, so many wait together. 32 a core by
+# default (a run costs about 15-30 ms of CPU: at 1 s a call, 32 calls a core keep it busy without
+# queueing; docs/performance.md, "Capacity").
+MODEL_CONCURRENCY = int(os.environ.get("MODEL_CONCURRENCY", str(32 * (os.cpu_count() or 1))))
 # With REDIS_URL: at most this many calls in flight across every process together (0: no shared cap).
 MODEL_CONCURRENCY_TOTAL = int(os.environ.get("MODEL_CONCURRENCY_TOTAL", "256"))
 
