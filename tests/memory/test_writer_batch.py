@@ -21,6 +21,7 @@ from agents.engines import EngineError
 from agents.models import Conversation
 from memory.models import Memory, MemoryRun
 from memory.store import services
+from memory.store.end_user_requests import end_user_request
 from memory.writer import batch as writer_batch
 from memory.writer import run as writer
 from memory.writer import sweep as writer_sweep
@@ -310,3 +311,43 @@ def test_a_tie_on_updated_at_with_another_process_is_committed_again(team, user,
     times = list(Memory.objects.filter(agent=agent).values_list("updated_at", flat=True))
     assert len(times) == len(set(times)) == 4
     assert Memory.objects.get(end_user=other).updated_at == now
+
+
+def hard_cases(agent, i):
+    """Three people a batch once handed to the single run: a chat still active at the run, a
+    backlog over one run's 200 messages, and a pending forget with more said after it."""
+    talking, _ = chat(agent, f"talking{i}", SAID[4:5], at=T0)
+    chat(agent, f"talking{i}", SAID[5:6], at=T0 + timedelta(hours=2))  # active at the run
+    backlog, _ = chat(agent, f"backlog{i}", [f"I use the Android app, note {n}." for n in range(205)], at=T0)
+    forgets, at = chat(agent, f"forgets{i}", SAID[0:2], at=T0)
+    conversation = Conversation.objects.get(end_user_id=forgets)
+    end_user_request(conversation, "forget that I work from Pune", now=at + timedelta(seconds=5))
+    chat(agent, f"forgets{i}", SAID[5:6], at=at + timedelta(seconds=10))
+    return [talking, backlog, forgets]
+
+
+@pytest.mark.django_db
+def test_a_batch_reads_its_hard_cases_itself_in_its_fixed_queries(team, user):
+    """An active chat's cutoff, a backlog's first 200 messages and a pending forget's part are each
+    person's span in the batch's own reads: as many statements for one of each as for three of
+    each, and each is read as a batch of one reads it."""
+    counts, states = {}, {}
+    for n in (1, 3):
+        agent = agent_services.agent_create(team=team, name=f"Hard {n}", user=user, config=CONFIG)
+        ids = [pk for i in range(n) for pk in hard_cases(agent, i)]
+        with CaptureQueriesContext(connection) as queries:
+            rows = writer_batch.run_quiet_windows(end_user_ids=ids, now=T0 + timedelta(hours=2, minutes=1))
+        assert len(rows) == len(ids)
+        counts[n] = len(queries.captured_queries)
+        states[n] = state(agent)
+    assert counts[1] == counts[3], counts
+    one, _ = states[1]
+    assert one["talking0"]["runs"][0][5] == 1  # only what was said before the active chat
+    assert one["backlog0"]["runs"][0][5] == 200 and one["backlog0"]["read_up_to"] < timedelta(hours=2)
+    assert one["forgets0"]["runs"][0][5] == 2 and one["forgets0"]["forget_pending"] is False  # its part, then let go
+    assert "Pune" not in one["forgets0"]["text"]
+    single, batched = agents_pair(team, user)
+    for agent in (single, batched):
+        hard_cases(agent, 0)
+    run_both(single, batched, T0 + timedelta(hours=2, minutes=1))
+    assert state(single) == state(batched) == (one, states[1][1])
