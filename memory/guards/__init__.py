@@ -31,7 +31,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from memory.guards.categories import category_of
+from memory.guards.categories import category_of, without_professions
 from memory.guards.credentials import detect_secrets_in, key_in, password_in
 from memory.guards.identifiers import identifier_refusal
 from memory.guards.sources import source_refusal as _structural_source_refusal
@@ -283,7 +283,7 @@ def find_category(line: str, *, opened: frozenset[str] = frozenset()) -> str | N
     dated successful actions and said-once notes.
     """
     text = without_said_once(line or "")
-    return category_of(view(text), _CHECK_ORDER, opened)
+    return category_of(without_professions(view(text)), _CHECK_ORDER, opened)
 
 
 # ---------------------------------------------------------------------------------------------

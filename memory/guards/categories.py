@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from memory.guards.text import View, fold_word
-from memory.guards.vocabulary import UNSPACED, is_unspaced, vocabulary, word_alternation
+from memory.guards.text import View, fold_word, view
+from memory.guards.vocabulary import UNSPACED, CueGate, cue_pattern, is_unspaced, vocabulary, word_alternation
 from memory.guards.vocabulary.simple import caseless, needed_literals
 
 _TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+(?:'[\w]+)?")
@@ -203,6 +203,56 @@ def _pattern_code(parts: _LineParts, code: str) -> bool:
         parts.may_match(needs, starts, literals) and pattern.search(parts.v.plain)
         for pattern, needs, starts, literals in _PATTERNS.get(code, ())
     )
+
+
+# A job said as a job ("Trabaja como abogada", "Lavora come avvocato", "avocate de métier"): the profession is a
+# role, which the defaults keep, not its field. Only a word that alone reads as one of these categories is set
+# aside, so "works as a volunteer for the Greens" still reads as politics.
+_ROLE_FIELDS = ("health", "legal")
+_PERSONAL = vocabulary().personal
+_ROLE_GATE = CueGate(_PERSONAL["role_before"] + _PERSONAL["role_after"])
+_ROLE_ARTICLE = rf"(?:(?:{word_alternation(_PERSONAL['role_articles'])})(?:\s+|(?<=')))?"
+_ROLE_JOB = r"[^\W\d_][\w\-]*"
+_JOB_AFTER_CUE = re.compile(rf"(?:{cue_pattern(_PERSONAL['role_before'])})\s+{_ROLE_ARTICLE}(?P<job>{_ROLE_JOB})")
+_CUE_AFTER_JOB = re.compile(cue_pattern(_PERSONAL["role_after"]))
+_LAST_WORD = re.compile(rf"(?P<job>{_ROLE_JOB})\s+$")
+
+
+def _cue_starts(v: View):
+    """Where a role cue may start: each place a cue's first word stands in the line (a regex tried there only)."""
+    text = v.folded
+    for first in _ROLE_GATE.first_words.intersection(v.words):
+        at = text.find(first)
+        while at >= 0:
+            yield at
+            at = text.find(first, at + 1)
+
+
+def _jobs(v: View):
+    """The spans of the words a job is said with: after "trabaja como", before "de métier"."""
+    text = v.folded
+    for at in _cue_starts(v):
+        match = _JOB_AFTER_CUE.match(text, at)
+        if match:
+            yield match.span("job")
+        match = _CUE_AFTER_JOB.match(text, at)
+        if match:
+            word = _LAST_WORD.search(text, max(0, at - 40), at)
+            if word:
+                yield word.span("job")
+
+
+def without_professions(v: View) -> View:
+    """The line with a profession said as a job set aside, when its word alone reads as health or legal."""
+    if not _ROLE_GATE.open(v):
+        return v
+    text = v.folded
+    cut = sorted({span for span in _jobs(v) if category_of(view(text[span[0] : span[1]]), _ROLE_FIELDS, frozenset())})
+    if not cut:
+        return v
+    for begin, end in reversed(cut):
+        text = text[:begin] + text[end:]
+    return view(text)
 
 
 def category_of(v: View, order, opened: frozenset[str]) -> str | None:

@@ -570,6 +570,50 @@ def unnamed_credential_in(v: View) -> bool:
 _USER_BEFORE = re.compile(rf"(?:{WORD_START}(?:as|{word_alternation(_V['login'])}){WORD_END})\W*$")
 
 
+# A user name and a password said as a pair without a word naming either ("fürs Portal nehm ich j.becker und
+# Ahornblatt9", "Login: j.becker, Ahornblatt9"): a user-name-shaped token (letters joined by "." or "_", or an
+# e-mail address), a comma, slash or joining word of any language, then a token only a password looks like.
+_USER_THEN_PASSWORD = re.compile(
+    r"(?<![\w@.\-])(?P<user>[a-z][a-z0-9]*(?:[._][a-z0-9]+)+(?:@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+)?"
+    r"|[a-z0-9][a-z0-9._%+\-]*@[a-z0-9\-]+(?:\.[a-z0-9\-]+)+)"
+    rf"\s*(?:[,/|]\s*|\s+(?:{word_alternation(_V['pair_joins'])})\s+)(?P<pw>\S+)",
+    re.I,
+)
+# A name ending in one of these is a site or a file, not a user ("example.com, Shop2024", "node.js and Python3").
+_SITE_ENDINGS = frozenset(
+    "com net org io de fr es it nl pl pt br in uk co app dev info biz eu ru tr jp cn kr id se "
+    "js ts py rb go php txt pdf csv doc docx xls xlsx png jpg zip exe json".split()
+)
+
+
+_INNER_MARK = re.compile(r"[^\W_][._@][^\W_]")
+
+
+def _user_and_password(surface: str) -> bool:
+    if not _INNER_MARK.search(surface):
+        return False
+    for match in _USER_THEN_PASSWORD.finditer(surface):
+        user = match.group("user")
+        if sum(c.isalpha() for c in user) < 3 or (
+            "@" not in user and re.split(r"[._]", user)[-1].lower() in _SITE_ENDINGS
+        ):
+            continue  # "i.e.", "e.g.", a site's name
+        if _pair_password(match.group("pw").strip(_EDGE)):
+            return True
+    return False
+
+
+def _pair_password(token: str) -> bool:
+    """The second of a pair: 6+ characters with letters and a digit, and a capital among lower case or a symbol (a
+    word and one digit, "Ahornblatt9", is enough here: the pair already says what it is)."""
+    if len(token) < 6 or "@" in token or _NOT_A_VALUE.match(token) or _HOLDS_SECRET_WORD.search(token.casefold()):
+        return False
+    letters = any(c.isalpha() for c in token)
+    digit = any(c.isdigit() for c in token)
+    mixed = any(c.isupper() for c in token) and any(c.islower() for c in token)
+    return letters and digit and (mixed or any(c in _STRONG_SYMBOLS for c in token))
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
@@ -589,6 +633,7 @@ def password_in(v: View) -> bool:
         or _obfuscated_secret_word(v.surface)
         or (_LOGIN_GATE.open(v) and _login_pair(folded))
         or unnamed_credential_in(v)
+        or _user_and_password(v.surface)
         or totp_key_in(v)
         or seed_phrase_in(v)
         or _URL_CREDENTIALS.search(v.surface)

@@ -54,6 +54,16 @@ def _icao9303_valid(value: str) -> bool:
     return total % 10 == int(check)
 
 
+def _pl_dowod_valid(value: str) -> bool:
+    """Poland's identity card: three letters and six digits, the first digit a check (weights 7, 3, 1, 9, 7, 3, 1,
+    7, 3 on the letters as 10-35 and the digits; the total is a multiple of 10)."""
+    value = value.upper()
+    if not re.fullmatch(r"[A-Z]{3}\d{6}", value):
+        return False
+    values = [ord(c) - 55 for c in value[:3]] + [int(c) for c in value[3:]]
+    return sum(v * w for v, w in zip(values, (7, 3, 1, 9, 7, 3, 1, 7, 3), strict=True)) % 10 == 0
+
+
 def _clabe_valid(value: str) -> bool:
     """Mexico's CLABE: 18 digits, the last a check digit (weights 3, 7, 1 on the first 17, each product mod 10)."""
     if not re.fullmatch(r"\d{18}", value):
@@ -65,6 +75,7 @@ def _clabe_valid(value: str) -> bool:
 _CHECKS = {
     "icao9303": _icao9303_valid,
     "clabe": _clabe_valid,
+    "pl_dowod": _pl_dowod_valid,
     "luhn": luhn.is_valid,
     "verhoeff": verhoeff.is_valid,
     "npi": _npi_valid,
@@ -364,7 +375,7 @@ _MONTH = (
 )
 # A year in full or with an apostrophe ("'87").
 _YEAR = r"(?:\d{2,4}|['\u2019]\d\d)"
-_DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\.?,?\s+{_YEAR}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}|(?:19|20)\d\d)"
+_DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\.?,?\s+(?:de\s+|del\s+)?{_YEAR}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}|(?:19|20)\d\d)"
 _DOB = re.compile(
     rf"{WORD_START}(?:born(?:\s+on|\s+in)?|date\s+of\s+birth|dob|d\.o\.b\.?|birth\s*date|birthday(?:\s+is)?|"
     rf"fecha\s+de\s+nacimiento|nacio\s+el|nacido\s+el|nacida\s+el|date\s+de\s+naissance|ne\s+le|nee\s+le|"
@@ -376,19 +387,21 @@ _AGE = re.compile(
 )
 _STREET = (
     r"street|st|road|rd|avenue|ave|lane|ln|drive|dr|boulevard|blvd|way|court|ct|close|crescent|terrace|place|pl|"
-    r"square|sq|highway|hwy|parkway|marg|nagar|colony|sector|calle|avenida|avda|paseo|plaza|rue|boulevard|chemin|"
-    r"allee|impasse|strasse|str|weg|gasse|platz|allee|ring|damm|rua|travessa|largo|via|viale|piazza|corso|straat|"
+    r"square|sq|highway|hwy|parkway|marg|nagar|colony|sector|layout|calle|avenida|avda|av\.|paseo|plaza|rue|"
+    r"chemin|allee|impasse|strasse|str|weg|gasse|platz|allee|ring|damm|rua|travessa|largo|via|viale|piazza|corso|straat|"
     r"laan|gracht|plein|steeg"
 )
 _ADDRESS = re.compile(
-    rf"(?<![\d])\d{{1,5}}[a-z]?(?:[,/\-]\d+)?\s*,?\s+(?:[a-z][\w'.\-]*\s+){{0,4}}(?:{_STREET}){WORD_END}|"
+    rf"(?<![\d])\d{{1,5}}(?:st|nd|rd|th|[a-z])?(?:[,/\-]\d+)?\s*,?\s+(?:[a-z][\w'.\-]*\s+){{0,4}}(?:{_STREET}){WORD_END}|"
     rf"{WORD_START}(?:{_STREET})\.?\s+(?:[a-z][\w'.\-]*,?\s+){{0,3}}\d{{1,5}}[a-z]?{WORD_END}|"
     rf"{WORD_START}(?:[a-z]+(?:strasse|straße|str\.|weg|gasse|platz|allee|straat|laan|gracht))\s+\d{{1,5}}[a-z]?{WORD_END}|"
-    rf"{WORD_START}(?:flat|apt|apartment|unit|house\s+no|h\.?\s*no|plot\s+no|door\s+no|piso|etage|andar)\.?\s*#?\s*\d{{1,5}}[a-z]?\b",
+    rf"{WORD_START}\d{{1,2}}(?:st|nd|rd|th)\s+(?:cross|main)(?:\s+road|\s+rd)?{WORD_END}|"  # Bengaluru's "2nd Cross"
+    rf"{WORD_START}(?:flat|apt|apto|apartment|apartamento|unit|house\s+no|h\.?\s*no|plot\s+no|door\s+no|piso|etage|andar|depto|dpto)\.?\s*#?\s*\d{{1,5}}[a-z]?\b",
 )
 _ADDRESS_WORDS = re.compile(
     rf"{WORD_START}(?:lives|living|live|address|home|resides|residence|house|flat|apartment|apt|postcode|zip|"
     rf"direccion|domicilio|vive|adresse|habite|anschrift|wohnt|wohnadresse|endereco|mora|morada|pata|पता|rehta|rehti|"
+    rf"rehte|rahta|rahte|rahti|रहता|रहती|रहते|"
     rf"deliver(?:y|ies)?\s+to|ship(?:ping)?\s+to|send\s+(?:it|parcels?)\s+to){WORD_END}"
 )
 
@@ -398,6 +411,8 @@ _ADDRESS_WORDS = re.compile(
 _POSTCODE_AFTER = re.compile(
     r"(?:/\d{1,4}[a-z]?)?,?\s+(?:\d{4}\s?[a-z]{2}|\d{2}-\d{3}|\d{4}-\d{3}|\d{5}|[a-z]{1,2}\d[a-z\d]?\s?\d[a-z]{2})(?![\w-])"
 )
+# A Dutch postcode (four digits, two letters) that reads as a number and a street's short name ("1017 ct").
+_DUTCH_POSTCODE = re.compile(r"\d{4}\s?[a-z]{2}")
 _WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u0963\u0966-\u097F])+")
 # A date of birth needs one of these words, an address one of the street or address words: a line
 # holding none skips the two regexes.
@@ -419,6 +434,12 @@ _STREETISH = (
         "piso",
         "etage",
         "andar",
+        "apto",
+        "apartamento",
+        "depto",
+        "dpto",
+        "cross",
+        "main",
     }
     | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
 )
@@ -460,11 +481,20 @@ def _said_in_a_sentence(v: View) -> bool:
     return False
 
 
+# A Chinese or Japanese street address by its shape: a road and its number ("漕溪北路88号"), a building and a room
+# ("5栋1203室"), a chōme and its block ("3丁目12-5").
+_CJK_ADDRESS = re.compile(
+    r"[路街道巷弄里]\d{1,5}号|\d{1,5}号(?:楼|院)?\d{0,3}[栋幢座]?\d{1,5}室|\d{1,2}[栋幢座]\d{1,5}室|\d{1,2}丁目\d{1,4}(?:番地?|[-－])\d{1,4}"
+)
+
+
 def personal_identifier_in(v: View) -> bool:
     """A date of birth, a street address with a house number, an IMEI or a medical record number
     (the last two through the id table)."""
     folded = v.folded
     if _said_in_a_sentence(v):
+        return True
+    if ("号" in folded or "室" in folded or "丁目" in folded) and _CJK_ADDRESS.search(folded):
         return True
     words = set(_WORD_TOKEN.findall(folded))
     if words.isdisjoint(_DOB_WORDS) and not any(
@@ -476,6 +506,8 @@ def personal_identifier_in(v: View) -> bool:
     if _DOB.search(folded):
         return True
     for match in _ADDRESS.finditer(folded):
+        if _DUTCH_POSTCODE.fullmatch(match.group(0)):
+            continue  # "1017 CT" is a Dutch postcode, not a number on a court
         if _ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded):
             return True
         if _POSTCODE_AFTER.match(folded, match.end()):

@@ -55,10 +55,23 @@ CREDENTIAL_LISTS = (
     "seed_cues",
     "about_secret",
     "access_cues",
+    "pair_joins",
 )
 # Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
 # and a date of birth (``memory.guards.identifiers``).
-PERSONAL_LISTS = ("id_words", "address_cues", "birth_cues", "not_an_id_before", "number_words", "bank_words")
+# ``role_before`` / ``role_after``: the words a job is said with ("trabajo como", "de métier"), ``role_articles`` the
+# articles that may stand between (``memory.guards.categories``: a profession is a role, not its field).
+PERSONAL_LISTS = (
+    "id_words",
+    "address_cues",
+    "birth_cues",
+    "not_an_id_before",
+    "number_words",
+    "bank_words",
+    "role_before",
+    "role_after",
+    "role_articles",
+)
 _CATEGORY_CODES = (
     "other_people",
     "small_talk",
