@@ -157,10 +157,16 @@ def _compile(entry: dict) -> IdRule:
         context=re.compile(rf"{WORD_START}(?:{word_alternation(context)}){WORD_END}") if context else None,
         min_digits=int(entry.get("min_digits", 0)),
         min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
-        not_after=re.compile(rf"{WORD_START}(?:{word_alternation(entry['not_after'])})\W{{0,12}}$")
+        not_after=re.compile(rf"{WORD_START}(?:{word_alternation(_not_after_words(entry))})\W{{0,12}}$")
         if entry.get("not_after")
         else None,
     )
+
+
+def _not_after_words(entry: dict) -> list[str]:
+    """A rule's own order and tracking words, and every language's words a number after which is an order's,
+    a shipment's or a booking's (``not_a_code_before``: Sendungsnummer, 주문번호, código de rastreio ...)."""
+    return list(entry["not_after"]) + [w for w in vocabulary().credentials["not_a_code_before"] if w != "#"]
 
 
 RULES: tuple[IdRule, ...] = tuple(_compile(entry) for entry in vocabulary().ids)
@@ -245,10 +251,43 @@ def _card_shaped(groups: list[str]) -> bool:
     return len(groups) == 1 or (len(groups[0]) >= 4 and max(len(group) for group in groups) <= 6)
 
 
-def _luhn_window(groups: list[str]) -> bool:
+# Card brands by their first digits and the lengths they print (ISO/IEC 7812 issuer ranges): Visa,
+# Mastercard, American Express, Discover, JCB, Diners, UnionPay.
+_CARD_BRANDS = (
+    (re.compile(r"4"), (16, 13, 19)),
+    (re.compile(r"5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)"), (16,)),
+    (re.compile(r"3[47]"), (15,)),
+    (re.compile(r"6(?:011|5|4[4-9])"), (16, 19)),
+    (re.compile(r"35(?:2[89]|[3-8]\d)"), (16, 19)),
+    (re.compile(r"3(?:0[0-5]|[68])"), (14,)),
+    (re.compile(r"62"), (16, 19)),
+)
+
+
+def _branded_window(run: str, *, labelled: bool) -> bool:
+    """Inside one unseparated run of 14-19 digits, a card padded on either side: a Luhn-valid window of its
+    brand's length beginning where the run's leading zeros end, or ending where the run ends (its brand read
+    from the window's first digits). Only a brand's own lengths are tried, so a long reference number is
+    rarely read as one by chance; after an order or reference word only leading zeros are read as padding
+    (a long order number holds a branded window about one time in fifteen)."""
+    body = run.lstrip("0")
+    if labelled and body == run:
+        return False
+    for brand, lengths in _CARD_BRANDS:
+        for length in lengths:
+            for window in (body[:length],) if labelled else (body[:length], run[-length:]):
+                if len(window) == length and window != run and brand.match(window) and luhn.is_valid(window):
+                    return True
+    return False
+
+
+def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
     """A Luhn-valid 13-19 digit window that starts and ends where groups do (a card with a prefix, a
-    suffix or another card joined to it), or, inside a run of 20 or more digits, anywhere after leading
-    zeros."""
+    suffix or another card joined to it); inside one run of 14-19 digits, a card of its brand's length
+    after leading zeros or at the run's end (``_branded_window``); inside a run of 20 or more digits,
+    anywhere after leading zeros."""
+    if any(14 <= len(group) <= 19 and _branded_window(group, labelled=labelled) for group in groups):
+        return True
     for i in range(len(groups)):
         window = ""
         for group in groups[i:]:
@@ -311,7 +350,7 @@ def _card_run_kept(groups: list[str], before: str, card_words: bool, labelled: b
         return True  # an Aadhaar virtual id: a government id, reported below
     shaped = _card_shaped(groups)
     return (not card_words or labelled) and (
-        (not shaped and labelled) or ((labelled or not shaped) and not _luhn_window(groups))
+        (not shaped and labelled) or ((labelled or not shaped) and not _luhn_window(groups, labelled=labelled))
     )
 
 
