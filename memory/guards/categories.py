@@ -159,9 +159,15 @@ def _load_first_names() -> frozenset[str]:
 _FIRST_NAMES = _load_first_names()
 
 
+# A saint's name in a place's name is not a person ("San Francisco", "São Paulo", "Saint-Denis", "St. Helena").
+_PLACE_SAINT = re.compile(r"(?:\b(?:San|Santa|Santo|Sao|Saint|Sainte|St|Ste|Sankt|Sant|Sveti|Sveta|Svaty)\.?[\s\-]+)$")
+
+
 def _names_someone(v: View) -> bool:
     text = v.plain
     for match in _NAME_TOKEN.finditer(text):
+        if _PLACE_SAINT.search(text, max(0, match.start() - 8), match.start()):
+            continue
         if match.group(0) in _FIRST_NAMES and not _OWN_NAME.search(text[: match.start()]):
             return True
     return False
@@ -242,12 +248,48 @@ def _jobs(v: View):
                 yield word.span("job")
 
 
+# A profession said of oneself ("I'm a paralegal", "أنا محامي", "main doctor hoon"): only the words of the
+# professions list, so "I'm a diabetic" stays health; with it, the workplace it is said with ("at a criminal
+# defence firm", "clinic ke time") is set aside too.
+_PROFESSIONS = _PERSONAL["professions"]
+_PROFESSION_GATE = CueGate(_PROFESSIONS)
+_PROFESSION = re.compile(cue_pattern(_PROFESSIONS))
+_SELF_BEFORE = re.compile(rf"(?:{cue_pattern(_PERSONAL['self_before'])})\s*$")
+_SELF_AFTER = re.compile(rf"\s*(?:{cue_pattern(_PERSONAL['self_after'])})")
+_WORKPLACE = re.compile(cue_pattern(_PERSONAL["workplaces"]))
+
+
+def _professions_said(v: View) -> list[tuple[int, int]]:
+    if not _PROFESSION_GATE.open(v):
+        return []
+    text = v.folded
+    spans = [
+        match.span()
+        for match in _PROFESSION.finditer(text)
+        if _SELF_BEFORE.search(text, max(0, match.start() - 24), match.start()) or _SELF_AFTER.match(text, match.end())
+    ]
+    if spans:
+        spans += [match.span() for match in _WORKPLACE.finditer(text)]
+    return spans
+
+
 def without_professions(v: View) -> View:
     """The line with a profession said as a job set aside, when its word alone reads as health or legal."""
-    if not _ROLE_GATE.open(v):
+    said = _professions_said(v)
+    if not said and not _ROLE_GATE.open(v):
         return v
     text = v.folded
-    cut = sorted({span for span in _jobs(v) if category_of(view(text[span[0] : span[1]]), _ROLE_FIELDS, frozenset())})
+    jobs = list(_jobs(v)) if _ROLE_GATE.open(v) else []
+    cut = sorted({span for span in jobs if category_of(view(text[span[0] : span[1]]), _ROLE_FIELDS, frozenset())})
+    cut = sorted(set(cut) | set(said))
+    # overlapping spans (a workplace holding a profession's word): the outer one
+    merged: list[tuple[int, int]] = []
+    for begin, end in cut:
+        if merged and begin < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((begin, end))
+    cut = merged
     if not cut:
         return v
     for begin, end in reversed(cut):

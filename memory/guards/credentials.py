@@ -109,7 +109,7 @@ def _labelled_cue(text: str, match: re.Match) -> bool:
 
 def _has_secret_shape(value: str) -> bool:
     """A value with a digit or a symbol, not a date, a time, a year, a price or a small count."""
-    if len(value) < 3 or _NOT_A_VALUE.match(value):
+    if len(value) < 3 or _NOT_A_VALUE.match(value) or _ELIDED_WORD.fullmatch(value) or _is_s10(value):
         return False
     # a vowel sign (Devanagari's, say) is part of a word, not a symbol
     return any(c.isdigit() for c in value) or any(
@@ -362,8 +362,27 @@ def _word_as_secret(folded: str) -> bool:
     return False
 
 
+# A UPU S10 item number ("NL994580734BR": two letters, eight digits and their check digit, two letters), the
+# shape of every postal tracking code: a parcel, not a password, when its check digit holds.
+_S10 = re.compile(r"[a-z]{2}(\d{8})(\d)[a-z]{2}", re.I)
+_S10_WEIGHTS = (8, 6, 4, 2, 3, 5, 9, 7)
+
+
+def _is_s10(token: str) -> bool:
+    match = _S10.fullmatch(token)
+    if not match:
+        return False
+    check = 11 - sum(int(d) * w for d, w in zip(match.group(1), _S10_WEIGHTS, strict=True)) % 11
+    return int(match.group(2)) == {10: 0, 11: 5}.get(check, check)
+
+
+# A word with an elided article or a contraction ("l'app", "dell'account", "don't"): letters and one apostrophe
+# are a word, not a symbol-bearing secret.
+_ELIDED_WORD = re.compile(r"[^\W\d_]{1,6}['\u2019][^\W\d_]+")
+
+
 def _password_shaped(token: str) -> bool:
-    if len(token) < 4 or _NOT_A_PASSWORD.match(token) or _NOT_A_VALUE.match(token):
+    if len(token) < 4 or _NOT_A_PASSWORD.match(token) or _NOT_A_VALUE.match(token) or _is_s10(token):
         return False
     letters = any(c.isalpha() for c in token)
     digits = any(c.isdigit() for c in token)
@@ -614,6 +633,20 @@ def _pair_password(token: str) -> bool:
     return letters and digit and (mixed or any(c in _STRONG_SYMBOLS for c in token))
 
 
+def _question_answered(folded: str) -> bool:
+    """A security question with its answer after it; "change the security question on the account" names none:
+    the word after it is a preposition, an article or a word about the secret."""
+    for match in _QUESTION.finditer(folded):
+        answer = _clean(match.group(0).split()[-1])
+        if answer and answer not in _ABOUT and answer not in _VALUE_STOP and answer not in _POSSESSIVES:
+            if not _ABOUT_SECRET.fullmatch(answer) and answer not in _QUESTION_NOT_ANSWER:
+                return True
+    return False
+
+
+_QUESTION_NOT_ANSWER = frozenset("and or but please too also again as".split())
+
+
 def password_in(v: View) -> bool:
     """A password, PIN, one-time code, door code, wifi key, security answer or login pair, in any language."""
     folded = v.folded
@@ -628,7 +661,7 @@ def password_in(v: View) -> bool:
                 or _word_as_secret(folded)
             )
         )
-        or (_QUESTION_GATE.open(v) and _QUESTION.search(folded))
+        or (_QUESTION_GATE.open(v) and _question_answered(folded))
         or _GET_IN.search(folded)
         or _obfuscated_secret_word(v.surface)
         or (_LOGIN_GATE.open(v) and _login_pair(folded))

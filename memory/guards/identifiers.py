@@ -157,7 +157,11 @@ def _compile(entry: dict) -> IdRule:
         context=re.compile(rf"{WORD_START}(?:{word_alternation(context)}){WORD_END}") if context else None,
         min_digits=int(entry.get("min_digits", 0)),
         min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
-        not_after=re.compile(rf"{WORD_START}(?:{word_alternation(_not_after_words(entry))})\W{{0,12}}$")
+        # the order word, and a link of any language between ("die Sendungsnummer ist 3409 ...")
+        not_after=re.compile(
+            rf"{WORD_START}(?:{word_alternation(_not_after_words(entry))})"
+            rf"(?:\W+(?:{word_alternation(vocabulary().credentials['links'])}){WORD_END})?\W{{0,12}}$"
+        )
         if entry.get("not_after")
         else None,
     )
@@ -522,8 +526,23 @@ def _said_in_a_sentence(v: View) -> bool:
 
 # A Chinese or Japanese street address by its shape: a road and its number ("漕溪北路88号"), a building and a room
 # ("5栋1203室"), a chōme and its block ("3丁目12-5").
+# Korean: a road and its number after a city and a district ("마포구 월드컵북로 396"), a building and a unit ("101동
+# 1502호"); Japanese: a ward or town and its chōme-ban-gō ("世田谷区北沢2-14-7"), a room ("203号室").
 _CJK_ADDRESS = re.compile(
+    r"[구군시]\s+[가-힣\d]+(?:로|길)\s?\d{1,5}(?:-\d{1,4})?(?!\d)|\d{1,4}동\s?\d{1,5}호|"
+    r"[区市町村][^\s\d]{1,8}\d{1,2}[-－]\d{1,4}(?:[-－]\d{1,4})?(?!\d)|\d{1,4}号室|"
     r"[路街道巷弄里]\d{1,5}号|\d{1,5}号(?:楼|院)?\d{0,3}[栋幢座]?\d{1,5}室|\d{1,2}[栋幢座]\d{1,5}室|\d{1,2}丁目\d{1,4}(?:番地?|[-－])\d{1,4}"
+)
+
+
+_CJK_MARKS = re.compile(r"[号室丁目호로길区町]")
+# An Indian address: a house code ("B-42", "12A"), a locality ("Lajpat Nagar 2", "Sector 15") and a six-digit PIN
+# ("New Delhi 110024") a few words on. A locality and a PIN without a house ("PIN code 110024") is a postcode.
+_INDIAN_LOCALITY = r"nagar|colony|sector|layout|vihar|enclave|puram|bagh|extension|phase|block|society|chs|apartments"
+_INDIAN_LOCALITY_GATE = re.compile(rf"\b(?:{_INDIAN_LOCALITY})\b")
+_INDIAN_ADDRESS = re.compile(
+    rf"(?<![\w\-])(?:[a-z]{{1,2}}-?\d{{1,4}}[a-z]?|\d{{1,4}}[a-z]?)(?:/\d{{1,4}})?\s*,\s*(?:[\w.'\-]+\s+){{0,3}}"
+    rf"(?:{_INDIAN_LOCALITY})\b[\w\s,.\-]{{0,40}}?(?<!\d)[1-8]\d{{2}}\s?\d{{3}}(?!\d)"
 )
 
 
@@ -533,8 +552,11 @@ def personal_identifier_in(v: View) -> bool:
     folded = v.folded
     if _said_in_a_sentence(v):
         return True
-    if ("号" in folded or "室" in folded or "丁目" in folded) and _CJK_ADDRESS.search(folded):
+    if _CJK_MARKS.search(folded) and _CJK_ADDRESS.search(folded):
         return True
+    if "nagar" in folded or _INDIAN_LOCALITY_GATE.search(folded):
+        if _INDIAN_ADDRESS.search(folded):
+            return True
     words = set(_WORD_TOKEN.findall(folded))
     if words.isdisjoint(_DOB_WORDS) and not any(
         word in _STREETISH

@@ -42,6 +42,9 @@ _ORDINARY_CAPITALISED = frozenset(
 )
 
 
+# A German common noun by its suffix (-ung, -heit, -keit, -schaft, -tät), long enough not to be a surname (Jung).
+_GERMAN_NOUN = re.compile(r"[A-ZÄÖÜ][a-zäöüß]{4,}(?:ung|heit|keit|schaft|tät)(?:en)?")
+
 # The offline writer's tables, read as data (the guards import nothing above them).
 PHRASE_TABLES = Path(__file__).resolve().parents[1] / "writer" / "offline" / "phrases"
 _TRANSLATED = ("languages", "place_names", "plan_names", "channels")
@@ -118,6 +121,8 @@ def _names_not_said(rest: str, said_lower: str) -> bool:
         word = match.group(0).strip("'-")
         if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
             continue  # an acronym (SMS, SSO, API) is how the writer says a thing, not a name
+        if _GERMAN_NOUN.fullmatch(word):
+            continue  # a German noun is written capitalised ("Lieferung" for "liefern"): a word, not a name
         if _SENTENCE_START.search(rest[: match.start()]):
             continue
         if word.casefold() not in said_lower:

@@ -137,7 +137,8 @@ _LEET = str.maketrans(
 _LEET_ALT = str.maketrans({"1": "l"})
 _LEET_NEIGHBOURS = re.compile(r"[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_]")
 _LEETY_TOKEN = re.compile(r"\S*(?:[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_])\S*")
-_COMBINING_ACCENT = re.compile("[\u0300-\u036f]+")
+# Latin combining accents, and the Devanagari nukta ("डायबिटीज़" and "डायबिटीज" are one word to a reader).
+_COMBINING_ACCENT = re.compile("[\u0300-\u036f\u093c]+")
 _KEYWORDS: set[str] = set()
 _STEMS: list[tuple[str, ...]] = [()]
 
@@ -149,7 +150,7 @@ def register_keywords(words, stems=()) -> None:
 
 
 def _strip_accents(text: str) -> str:
-    # Only Latin combining accents: Devanagari vowel signs are letters to a reader and stay.
+    # Only Latin combining accents and the nukta: Devanagari vowel signs are letters to a reader and stay.
     if text.isascii():
         return text
     return unicodedata.normalize("NFC", _COMBINING_ACCENT.sub("", unicodedata.normalize("NFD", text)))

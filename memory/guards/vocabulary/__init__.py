@@ -71,6 +71,10 @@ PERSONAL_LISTS = (
     "role_before",
     "role_after",
     "role_articles",
+    "professions",
+    "self_before",
+    "self_after",
+    "workplaces",
 )
 _CATEGORY_CODES = (
     "other_people",
