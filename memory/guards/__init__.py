@@ -336,19 +336,10 @@ def _clauses(instructions: str) -> Iterable[str]:
 # The categories a clause can open without naming them (``Remember if they feel lonely``, ``Keep
 # whether they are pregnant``): the sensitive ones, read by the guards' own vocabulary, so that the
 # check on the Memory tab and the guards on every line agree on what the instructions keep.
-_OPENED_BY_MEANING = (
-    "health",
-    "religion",
-    "politics",
-    "sexuality",
-    "ethnicity",
-    "money",
-    "job_loss",
-    "legal",
-    "emotional_state",
-    "relationships",
-    "bond_with_agent",
-)
+# Other people, small talk, authority and rankings open only by name (a clause about them is rarely a wish to
+# keep them).
+_OPENED_ONLY_BY_NAME = frozenset({"other_people", "small_talk", "authority", "ranking"})
+_OPENED_BY_MEANING = tuple(code for code in CATEGORIES if code not in _OPENED_ONLY_BY_NAME)
 
 
 def _opened_by_name(clause: str) -> tuple[set[str], bool]:
