@@ -5,10 +5,12 @@
 In one run, on a scratch PostgreSQL database that it creates and drops at the end, with load from
 wrk (a C load generator in its own process, not Python threads sharing the server's cores):
 1. `memory.get()` on random end users, through gunicorn (2 sync workers), against a bare Django + DRF
-   app (`bench/bare_api.py`: one query, a ModelSerializer, no authentication) on the same tables and
-   indexes, served the same way in the same run: the ratio of requests per second;
-2. `agent.memories({limit: 50})`'s first page against the bare app's keyset page: the same ratio;
-3. a page 900,000 rows deep against the first (keyset on (updated_at, id) keeps it near 1);
+   app (`bench/bare_api.py`: one `.values()` query, no serializer, no authentication) on the same
+   tables and indexes, served the same way in the same run: the ratio of requests per second;
+2. `agent.memories({limit: 50})`'s first page against the bare app's keyset page (the same 50 rows'
+   text and times from one keyset query): the same ratio;
+3. a page 900,000 rows deep (a cursor far in) against the bare app's page as deep, and against the
+   first (keyset on (updated_at, id) keeps it near 1);
 4. chat start, and a turn of an open chat, with memory against without: time and queries, in
    process through the whole stack.
 
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 
@@ -93,11 +96,13 @@ def build(total: int, big: int, agents: int) -> dict:
             )
         # Each memory's updated_at differs (unique per agent, as the memory service keeps it).
         cursor.execute(
-            "INSERT INTO memory_memory (agent_id, end_user_id, text, created_at, updated_at, read_up_to, last_run) "
+            "INSERT INTO memory_memory (agent_id, end_user_id, text, created_at, updated_at, read_up_to, last_run, "
+            "  external_id, last_chat_at, agreed_at, conversations) "
             "SELECT eu.agent_id, eu.id, %s, now() - interval '30 days', "
             "       now() - eu.id * interval '17 ms', "
             "       now() - interval '1 day', "
-            "       jsonb_build_object('at', now() - interval '1 day', 'added', 1, 'replaced', 0, 'removed', 0) "
+            "       jsonb_build_object('at', now() - interval '1 day', 'added', 1, 'replaced', 0, 'removed', 0), "
+            "       eu.external_id, eu.last_chat_at, NULL, 0 "
             "FROM agents_enduser eu JOIN agents_agent a ON a.id = eu.agent_id WHERE a.team_id = %s",
             [MEMORY_TEXT, team.pk],
         )
@@ -120,6 +125,12 @@ def build(total: int, big: int, agents: int) -> dict:
             "INSERT INTO consent_consent (agent_id, end_user_id, agreed_at, source, updated_at) "
             "SELECT c.agent_id, c.end_user_id, now() - interval '3 days', 'api', now() FROM agents_conversation c "
             "WHERE c.agent_id = %s",
+            [made[0].pk],
+        )
+        # The R21 fields kept on the memory row (memory.store.counters), as those chats and consents leave them.
+        cursor.execute(
+            "UPDATE memory_memory m SET conversations = 1, agreed_at = c.agreed_at "
+            "FROM consent_consent c WHERE c.end_user_id = m.end_user_id AND c.agent_id = %s",
             [made[0].pk],
         )
         for table in ("agents_enduser", "memory_memory", "agents_conversation", "agents_message", "consent_consent"):
@@ -161,6 +172,7 @@ def start_gunicorn(
             f"127.0.0.1:{port}",
             "--log-level",
             "warning",
+            "--no-control-socket",  # two masters at once (and other gunicorns here) would share one socket path
         ],
         cwd=ROOT,
         env=env,
@@ -168,8 +180,10 @@ def start_gunicorn(
     )
     probe = "/healthz" if settings_module == "agentnava_site.settings" else "/bare/agents/0/memories"
     for _ in range(300):
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn ({settings_module}) exited with {process.returncode}")
         try:
-            status, _ = request(port, "GET", probe, None)
+            status, _ = request(port, "GET", probe, None, timeout=2)
             if status == 200:
                 return process
         except OSError:
@@ -188,8 +202,8 @@ def stop(server: subprocess.Popen) -> None:
             server.wait()
 
 
-def request(port: int, method: str, path: str, key: str | None) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def request(port: int, method: str, path: str, key: str | None, timeout: float = 30) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         conn.request(method, path, headers=headers)
@@ -260,8 +274,9 @@ def side_by_side(label: str, ours: dict, bare: dict) -> None:
 
 
 def http_figures(ports: dict, data: dict, args) -> None:
-    """memory.get and a first page against the bare app, and a page 900,000 deep against the
-    first; each pair measured back to back, twice, alternating, and the better of each kept."""
+    """memory.get, a first page and a page 900,000 deep against the bare app's, and the deep page
+    against the first; after a warm-up, each measured back to back, --rounds times alternating, and
+    the best of each kept."""
     from memory.models import Memory
     from memory.store.selectors import memory_cursor
 
@@ -281,22 +296,28 @@ def http_figures(ports: dict, data: dict, args) -> None:
     status, body = request(ports["ours"], "GET", deep, key)
     assert status == 200 and body.count(b'"endUserId"') == 50, body[:300]
     bare_first = f"/bare/agents/{big.pk}/memories?limit=50"
-    status, body = request(ports["bare"], "GET", bare_first, None)
-    assert status == 200 and body.count(b'"endUserId"') == 50, body[:300]
+    bare_deep = f"{bare_first}&before_id={row.pk}&before_at={quote(row.updated_at.isoformat())}"
+    for path in (bare_first, bare_deep):
+        status, body = request(ports["bare"], "GET", path, None)
+        assert status == 200 and body.count(b'"external_id"') == 50, body[:300]
     load = dict(seconds=args.seconds, threads=args.threads, connections=args.connections)
+    for port, lua, with_key in ((ports["ours"], lua_fixed(first), True), (ports["bare"], lua_fixed(bare_first), False)):
+        wrk(port, lua, key=key if with_key else None, **{**load, "seconds": 3})  # warm-up: each worker's imports
     results: dict[str, list[dict]] = {}
-    for _ in range(2):
+    for _ in range(args.rounds):
         for name, port, lua, with_key in (
             ("get", ports["ours"], ours_get, True),
             ("bare_get", ports["bare"], bare_get, False),
             ("first", ports["ours"], lua_fixed(first), True),
             ("bare_first", ports["bare"], lua_fixed(bare_first), False),
             ("deep", ports["ours"], lua_fixed(deep), True),
+            ("bare_deep", ports["bare"], lua_fixed(bare_deep), False),
         ):
             results.setdefault(name, []).append(wrk(port, lua, key=key if with_key else None, **load))
     best = {name: max(runs, key=lambda r: r["rps"]) for name, runs in results.items()}
     side_by_side(f"memory.get (a random end user of {sum(counts):,})", best["get"], best["bare_get"])
     side_by_side("agent.memories({limit: 50}), first page", best["first"], best["bare_first"])
+    side_by_side(f"agent.memories({{limit: 50}}), a page {args.deep:,} rows deep", best["deep"], best["bare_deep"])
     print(
         f"agent.memories page {args.deep:,} rows deep: {best['deep']['rps']:.0f} req/s against the first page's "
         f"{best['first']['rps']:.0f}: time ratio deep/first {best['first']['rps'] / best['deep']['rps']:.2f}"
@@ -356,6 +377,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2, help="wrk threads")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
     parser.add_argument("--seconds", type=float, default=10, help="each wrk run")
+    parser.add_argument("--rounds", type=int, default=3, help="each pair measured this many times, the best kept")
     parser.add_argument("--samples", type=int, default=200, help="chat starts and turns, in process")
     parser.add_argument("--rate", default="1000000000/hour", help="API_RATE_PER_KEY for the server (on, not reached)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")

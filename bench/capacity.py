@@ -3,18 +3,23 @@
     python bench/capacity.py       # PostgreSQL and Redis on 127.0.0.1; needs wrk (apt-get install wrk)
 
 The model is the loopback OpenAI-compatible server of the tests (tests/fake_openai.py), answering
-every call after --latency seconds (1 by default), so the figures show what waiting on a model does
+every call after the latency asked, so the figures show what waiting on a model does
 to the two kinds of process, not what a model costs:
 
 0. the CPU time of one chat reply and of one writer run, in process, with the model answering at
    once (what a core can do; the other figures share the machine's cores with whatever else runs);
-1. writer runs per second against the cluster's workers (1, 4, 16): one qcluster on Redis with
-   Q_WORKERS workers, N end users due at once, one sweep queued; the time from the sweep to the
-   last memory written;
-2. chat replies per second against gunicorn workers and threads (deploy/gunicorn.conf.py): wrk (C,
-   its own process) posting a message to one of 200 open chats over the REST API, 64 connections.
+1. writer runs per second, in one run, for each sweep of --sweeps (by default the instant model,
+   a 1 s model and a 3 s model, each at 2 cluster workers): one qcluster on Redis with Q_WORKERS
+   workers (and MODEL_CONCURRENCY when given), --users end users (150) due at once, one sweep
+   queued; the time from the sweep to the last memory written; then each model's runs/s over the
+   instant model's at the same workers and concurrency (the CPU-bound limit on this machine, now),
+   the load average beside each sweep and the resident memory of each process of the cluster;
+2. with --web, chat replies per second against gunicorn workers and threads
+   (deploy/gunicorn.conf.py): wrk (C, its own process) posting a message to one of 200 open chats
+   over the REST API, 64 connections, each reply waiting --latency on the model.
 
-Scratch database agentnava_bench_capacity (made and dropped) and Redis db 15 (flushed).
+Scratch database agentnava_bench_capacity (made and dropped; BENCH_DB names another) and Redis db 15
+(flushed; BENCH_REDIS_URL names another).
 """
 
 import argparse
@@ -37,8 +42,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 ADMIN_URL = "postgres://postgres@127.0.0.1:5432/postgres"
-DB_NAME = "agentnava_bench_capacity"
-REDIS_URL = "redis://127.0.0.1:6379/15"
+DB_NAME = os.environ.get("BENCH_DB", "agentnava_bench_capacity")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
 def admin(sql: str) -> None:
@@ -98,7 +103,32 @@ def model_answer(latency: float):
     return answer
 
 
-def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
+def tree_rss_kib(root_pid: int) -> list[int]:
+    """VmRSS (KiB) of every process under root_pid, itself included (the qcluster's sentinel,
+    monitor, pusher and workers), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    rss, todo = [], [root_pid]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        rss.extend(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return rss
+
+
+def writer_figures(env, fake, configs, users, tmp) -> list[dict]:
+    """One sweep of `users` due end users for each (model latency, cluster workers, MODEL_CONCURRENCY),
+    each on its own agent and its own qcluster: runs/s from the sweep to the last memory written."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -114,22 +144,21 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
     Schedule.objects.all().delete()  # the only sweep is the one the clock starts with
     team = Team.objects.get_or_create(slug="bench-cap", defaults={"name": "Bench", "plan": Plan.TEAM})[0]
     rows = []
-    for workers in workers_list:
+    for index, (latency, workers, concurrency) in enumerate(configs):
+        fake.default = model_answer(latency)
         agent = services.agent_create(
-            team=team, name=f"Writer {workers}", config={"memorySettings": {"on": True, "quietMinutes": 5}}
+            team=team, name=f"Writer {index}", config={"memorySettings": {"on": True, "quietMinutes": 5}}
         )
-        n = max(20, workers * per_worker)
         start_at = timezone.now() - timedelta(minutes=30)
-        for i in range(n):
-            conversation = chat_start.conversation_start(agent=agent, external_id=f"w{workers}_{i}", now=start_at)
+        for i in range(users):
+            conversation = chat_start.conversation_start(agent=agent, external_id=f"w{index}_{i}", now=start_at)
             chat_record.message_record(
                 conversation=conversation, kind="user", text="Please email me, not a call.", now=start_at
             )
-        cluster, log = start(
-            [sys.executable, "manage.py", "qcluster"],
-            {**env, "Q_WORKERS": str(workers), "LOG_LEVEL": "INFO"},
-            tmp / f"qcluster{workers}.log",
-        )
+        cluster_env = {**env, "Q_WORKERS": str(workers), "LOG_LEVEL": "INFO"}
+        if concurrency:
+            cluster_env["MODEL_CONCURRENCY"] = str(concurrency)
+        cluster, log = start([sys.executable, "manage.py", "qcluster"], cluster_env, tmp / f"qcluster{index}.log")
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:  # every worker ready before the clock starts
@@ -138,19 +167,47 @@ def writer_figures(env, workers_list, per_worker, tmp) -> list[tuple]:
                     break
                 time.sleep(0.5)
             written = Memory.objects.filter(agent=agent).exclude(text="")
+            load_before = os.getloadavg()[0]
+            calls_before = len(fake.requests)
             began = time.monotonic()
             async_task("memory.tasks.sweep_quiet_windows")
-            while written.count() < n and time.monotonic() - began < 600:
-                time.sleep(0.2)
+            while written.count() < users and time.monotonic() - began < 600:
+                time.sleep(0.1)
             elapsed = time.monotonic() - began
             done = written.count()
+            rss = tree_rss_kib(cluster.pid)  # after the sweep: each process as it is at work
+            calls = len(fake.requests) - calls_before
         finally:
             stop(cluster, log)
-        rows.append((workers, n, done, elapsed, done / elapsed))
+        row = {
+            "latency": latency,
+            "workers": workers,
+            "concurrency": concurrency or "default",
+            "done": done,
+            "users": users,
+            "seconds": elapsed,
+            "rate": done / elapsed,
+            "load": (load_before, os.getloadavg()[0]),
+            "rss_mib": sorted(kib / 1024 for kib in rss),
+            "calls": calls,
+        }
+        rows.append(row)
         print(
-            f"writer  workers={workers:>2}  {done}/{n} runs in {elapsed:5.1f} s  = {done / elapsed:5.2f} runs/s",
+            f"writer  model {latency:g} s  workers={workers}  MODEL_CONCURRENCY={row['concurrency']}  "
+            f"{done}/{users} runs in {elapsed:5.1f} s = {row['rate']:6.2f} runs/s  ({calls} model calls; load "
+            f"{row['load'][0]:.1f} -> {row['load'][1]:.1f}; cluster RSS MiB "
+            f"{', '.join(f'{m:.0f}' for m in row['rss_mib'])})",
             flush=True,
         )
+    instant = {(r["workers"], r["concurrency"]): r["rate"] for r in rows if r["latency"] == 0}
+    for row in rows:
+        limit = instant.get((row["workers"], row["concurrency"]))
+        if row["latency"] and limit:
+            print(
+                f"ratio   model {row['latency']:g} s / instant model, workers={row['workers']} "
+                f"MODEL_CONCURRENCY={row['concurrency']}: {row['rate']:.2f} / {limit:.2f} = {row['rate'] / limit:.2f}",
+                flush=True,
+            )
     return rows
 
 
@@ -286,10 +343,15 @@ def cpu_figures(fake, latency, n) -> tuple[float, float]:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--latency", type=float, default=1.0, help="seconds the model takes to answer")
-    parser.add_argument("--workers", default="1,4,16", help="cluster workers to try, or none")
-    parser.add_argument("--per-worker", type=int, default=15, help="due end users per worker")
-    parser.add_argument("--web", default="1x1,2x1,2x8,2x32", help="gunicorn WORKERSxTHREADS to try, or none")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds the model takes to answer (chat replies)")
+    parser.add_argument(
+        "--sweeps",
+        default="0x2,1x2,3x2",
+        help="writer sweeps as LATENCYxWORKERS[xMODEL_CONCURRENCY], comma-separated (latency 0: the instant "
+        "model, the CPU-bound limit, the ratios' denominator), or none",
+    )
+    parser.add_argument("--users", type=int, default=150, help="due end users a sweep")
+    parser.add_argument("--web", default="none", help="gunicorn WORKERSxTHREADS to try (e.g. 1x1,2x8,2x32), or none")
     parser.add_argument("--seconds", type=int, default=15, help="each wrk run")
     parser.add_argument("--connections", type=int, default=64, help="wrk connections")
     args = parser.parse_args()
@@ -336,11 +398,17 @@ def main():
 
         call_command("migrate", verbosity=0)
         print(
-            f"{os.cpu_count()} cores, Python {platform.python_version()}; model latency {args.latency:g} s", flush=True
+            f"{os.cpu_count()} cores, Python {platform.python_version()}; load average "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} at the start",
+            flush=True,
         )
         cpu_figures(fake, args.latency, 50)
-        if args.workers != "none":
-            writer_figures(env, [int(w) for w in args.workers.split(",")], args.per_worker, tmp)
+        if args.sweeps != "none":
+            configs = []
+            for sweep in args.sweeps.split(","):
+                latency, workers, *concurrency = sweep.split("x")
+                configs.append((float(latency), int(workers), int(concurrency[0]) if concurrency else 0))
+            writer_figures(env, fake, configs, args.users, tmp)
         if args.web != "none":
             configs = [tuple(int(x) for x in c.split("x")) for c in args.web.split(",")]
             chat_figures(env, configs, args.seconds, args.connections, tmp)

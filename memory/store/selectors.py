@@ -9,7 +9,6 @@ from typing import Any, TypedDict
 
 from django.db.models import F, Min, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
-from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from agents import keyset
@@ -202,10 +201,12 @@ def _read_sql() -> tuple[str, str]:
         f"(SELECT count(*) FROM {Conversation._meta.db_table} cv WHERE cv.end_user_id = eu.id "
         f"AND EXISTS (SELECT 1 FROM {Message._meta.db_table} msg WHERE msg.conversation_id = cv.id))"
     )
+    # Times as text, parsed by datetime.fromisoformat (C) in _aware: the driver's own loader for a
+    # timestamp costs more than the rest of a row's handling, and a page has 250 of them.
     one = (
-        "SELECT a.id, eu.id, eu.external_id, eu.last_chat_at, "
-        "m.id, m.text, m.stopped_at, m.updated_at, m.read_up_to, m.last_run, "
-        f"CASE WHEN m.id IS NULL THEN {agreed} ELSE m.agreed_at END, "
+        "SELECT a.id, eu.id, eu.external_id, CAST(eu.last_chat_at AS TEXT), "
+        "m.id, m.text, CAST(m.stopped_at AS TEXT), CAST(m.updated_at AS TEXT), CAST(m.read_up_to AS TEXT), m.last_run, "
+        f"CAST(CASE WHEN m.id IS NULL THEN {agreed} ELSE m.agreed_at END AS TEXT), "
         f"CASE WHEN m.id IS NULL THEN {chats} ELSE m.conversations END "
         f"FROM {tables['agent']} a "
         f"LEFT JOIN {tables['end_user']} eu ON eu.agent_id = a.id AND eu.external_id = %s "
@@ -214,21 +215,28 @@ def _read_sql() -> tuple[str, str]:
     )
     # One table, one range of the partial index memory_agent_present, in its order.
     page = (
-        "SELECT m.end_user_id, m.external_id, m.last_chat_at, m.id, m.text, m.stopped_at, m.updated_at, "
-        f"m.read_up_to, m.last_run, m.agreed_at, m.conversations FROM {tables['memory']} m "
-        "WHERE m.agent_id = %s AND (m.text <> '' OR m.stopped_at IS NOT NULL) {keyset} "
+        "SELECT m.end_user_id, m.external_id, CAST(m.last_chat_at AS TEXT), m.id, m.text, CAST(m.stopped_at AS TEXT), "
+        "CAST(m.updated_at AS TEXT), CAST(m.read_up_to AS TEXT), m.last_run, CAST(m.agreed_at AS TEXT), m.conversations "
+        f"FROM {tables['memory']} m "
+        "WHERE m.agent_id = {agent} AND (m.text <> '' OR m.stopped_at IS NOT NULL) {keyset} "
         "ORDER BY m.updated_at DESC, m.id DESC LIMIT %s"
     )
     return one, page
 
 
 def _aware(value):
-    """A datetime from the driver (PostgreSQL gives an aware one; SQLite text, or a naive UTC one
-    through Django's converter), aware, in UTC."""
+    """A time read as text (PostgreSQL's ISO text in the connection's zone, UTC: "2026-12-03
+    13:09:41.654284+00"; SQLite's naive UTC text) or as a datetime, aware."""
     if value is None:
         return value
-    parsed = value if isinstance(value, datetime) else parse_datetime(value)
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+    if isinstance(value, datetime):
+        parsed = value
+    else:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = parse_datetime(value)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
 def _last_run(value):
@@ -273,16 +281,28 @@ def api_memory_read(*, team_id: int, agent_public_id: str, external_id: str) -> 
 
 
 def memories_page(
-    *, agent_id: int, limit: int, before: datetime | None = None, after_key: tuple[datetime, int] | None = None
+    *,
+    agent_id: int | None = None,
+    team_agent: tuple[int, str] | None = None,
+    limit: int,
+    before: datetime | None = None,
+    after_key: tuple[datetime, int] | None = None,
 ) -> tuple[list[dict], bool]:
     """(a page of present memories, whether more follow): newest change first, keyset on
     (updated_at, id) through the (agent, -updated_at, -id) index (never OFFSET), with each one's
-    R21 fields: one statement. The list for the API and the Memory tab."""
+    R21 fields: one statement. The list for the API and the Memory tab. The agent by its pk, or
+    as `team_agent` (team pk, agent public id): the team's agent found in the same statement (an
+    empty page then does not tell a missing agent from one without memories)."""
     from django.db import connection
 
     _, page = _read_sql()
     keyset = ""
-    params: list[int | str | None] = [agent_id]  # the datetimes as the adapter gives them
+    params: list[int | str | None]  # the datetimes as the adapter gives them
+    if team_agent is not None:
+        agent = f"(SELECT a.id FROM {Agent._meta.db_table} a WHERE a.team_id = %s AND a.public_id = %s)"
+        params = [team_agent[0], team_agent[1]]
+    else:
+        agent, params = "%s", [agent_id]
     # Raw SQL: times go in as the ORM would store them (SQLite keeps naive UTC text, and an aware
     # value's "+00:00" would make the text comparison keep the row named by `before`).
     at = connection.ops.adapt_datetimefield_value
@@ -293,7 +313,7 @@ def memories_page(
         keyset = "AND m.updated_at < %s"
         params.append(at(before))
     with connection.cursor() as cursor:
-        cursor.execute(page.replace("{keyset}", keyset), params + [limit + 1])
+        cursor.execute(page.replace("{agent}", agent).replace("{keyset}", keyset), params + [limit + 1])
         rows = [_api_read(row) for row in cursor.fetchall()]
     return rows[:limit], len(rows) > limit
 

@@ -2,7 +2,10 @@
 end user's erase. Thin classes over `memory.store.services`; the privacy guards are `memory.guards`'s,
 called by `memory_set` as on every other write path."""
 
+from datetime import datetime, tzinfo
+
 from django.db import transaction
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -96,27 +99,40 @@ def memory_answer(agent: Agent, end_user) -> dict:
     return api_output(read)
 
 
-DATETIME = serializers.DateTimeField()
-LAST_RUN_FIELDS = ("at", "added", "replaced", "removed")
+def iso_time(value: datetime | None, zone: tzinfo) -> str | None:
+    """An aware datetime as DRF's DateTimeField renders it (ISO 8601 in the current time zone, UTC
+    as "Z"), without the field's per-call look-ups (its format setting, the current zone): `zone`
+    is the current zone, read once a page (tests/memory/test_api.py checks the two agree)."""
+    if value is None:
+        return None
+    text = value.astimezone(zone).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def api_output(read: dict) -> dict:
+def api_output(read: dict, zone: tzinfo | None = None) -> dict:
     """A read from memory.store.selectors as MemoryOut would render it, without the serializer's cost
-    (the hot path: tests/memory/test_api.py checks the two agree)."""
+    (the hot path: tests/memory/test_api.py checks the two agree). `zone`: the current time zone, when
+    the caller renders many reads."""
+    if zone is None:
+        zone = timezone.get_current_timezone()
     last_run = read["lastRun"]
     return {
         "endUserId": read["endUserId"],
         "text": read["text"],
         "stopped": read["stopped"],
-        **{
-            name: DATETIME.to_representation(read[name]) if read[name] is not None else None
-            for name in ("updatedAt", "readUpTo")
-        },
-        "lastRun": {name: last_run.get(name) for name in LAST_RUN_FIELDS} if last_run else None,
-        **{
-            name: DATETIME.to_representation(read[name]) if read[name] is not None else None
-            for name in ("stoppedAt", "agreedAt", "lastChatAt")
-        },
+        "updatedAt": iso_time(read["updatedAt"], zone),
+        "readUpTo": iso_time(read["readUpTo"], zone),
+        "lastRun": {
+            "at": last_run.get("at"),
+            "added": last_run.get("added"),
+            "replaced": last_run.get("replaced"),
+            "removed": last_run.get("removed"),
+        }
+        if last_run
+        else None,
+        "stoppedAt": iso_time(read["stoppedAt"], zone),
+        "agreedAt": iso_time(read["agreedAt"], zone),
+        "lastChatAt": iso_time(read["lastChatAt"], zone),
         "conversations": read["conversations"],
     }
 
@@ -187,19 +203,21 @@ class MemoryListApi(TeamApi):
         responses={200: MemoryPageOut, **errors("invalid_request", "agent_not_found")},
     )
     def get(self, request, agent_id):
-        agent = self.agent(agent_id)
+        if not usable_id(agent_id, Agent._meta.get_field("public_id").max_length):
+            self.agent(agent_id)  # agent_not_found
         query = self.QueryIn.from_request(request)
         after_key = cursor_decode(query["cursor"]) if "cursor" in query else None
+        # One statement: the key's team's agent and the page (memory.store.selectors).
         page, more = memories_page(
-            agent_id=agent.pk, limit=query["limit"], before=query.get("before"), after_key=after_key
+            team_agent=(self.team().pk, agent_id), limit=query["limit"], before=query.get("before"), after_key=after_key
         )
+        if not page:
+            self.agent(agent_id)  # a missing agent (or another team's) reads as an empty page: tell them apart
+        zone = timezone.get_current_timezone()
         next_page = None
         if more:
-            next_page = {
-                "before": DATETIME.to_representation(page[-1]["updatedAt"]),
-                "cursor": memories_page_cursor(page[-1]),
-            }
-        return Response({"memories": [api_output(read) for read in page], "next": next_page})
+            next_page = {"before": iso_time(page[-1]["updatedAt"], zone), "cursor": memories_page_cursor(page[-1])}
+        return Response({"memories": [api_output(read, zone) for read in page], "next": next_page})
 
 
 class MemoryApi(TeamApi):

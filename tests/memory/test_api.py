@@ -1,19 +1,23 @@
 """The REST API for memories, in process (DRF's client): get, set, delete, stop, consent, erase and the list."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.utils import timezone
+from hypothesis import given
+from hypothesis import strategies as st
+from rest_framework import serializers
 
 from agents import services as agent_services
-from agents.models import ActionRun, Conversation, EndUser, Message
+from agents.models import ActionRun, Conversation, EndUser, Message, Plan, Team
 from consent.models import Consent
 from memory.models import Memory, MemoryRun
 from memory.store import services
 from memory.store.selectors import api_memory_read, memories_page
 from memory.writer.run import run_quiet_window
-from surfaces.api.memory import MemoryOut, api_output
+from surfaces.api.memory import MemoryOut, api_output, iso_time
 from surfaces.chat import record as chat_record
 from surfaces.chat import start as chat_start
 from tests.api_helpers import api_in_process
@@ -21,6 +25,8 @@ from tests.api_helpers import api_in_process
 pytestmark = pytest.mark.django_db
 
 CARD = "My card is 4111 1111 1111 1111."
+
+ZONES = [ZoneInfo("Asia/Kolkata"), ZoneInfo("America/New_York"), ZoneInfo("Pacific/Chatham")]
 
 
 @pytest.fixture
@@ -421,8 +427,33 @@ def test_memory_get_is_one_query_once_the_key_is_known(agent, team, django_asser
     with django_assert_num_queries(1):
         answer = client.get(path)
     assert answer.status_code == 200 and answer.json()["text"] == "Prefers email."
-    with django_assert_num_queries(2):  # the agent, then the page
+    with django_assert_num_queries(1):  # the key's team's agent and the page in one statement
         assert client.get(f"/api/v1/agents/{agent.public_id}/memories").status_code == 200
+
+
+def test_the_page_tells_a_missing_agent_from_an_empty_one(api, agent, team):
+    """The page finds the team's agent inside its statement; an empty answer asks which it was."""
+    other_team = Team.objects.create(slug="other-page", name="Other", plan=Plan.TEAM)
+    other = agent_services.agent_create(team=other_team, name="Theirs", config={"memorySettings": {"on": True}})
+    services.memory_set(
+        end_user=agent_services.end_user_get_or_create(agent=other, external_id="u_theirs"), text="Likes tea."
+    )
+    assert api.get(f"/agents/{agent.public_id}/memories").body == {"memories": [], "next": None}
+    for missing in (other.public_id, "agt_nothing", "x" * 500):
+        answer = api.get(f"/agents/{missing}/memories")
+        assert (answer.status, answer.code) == (404, "agent_not_found")
+
+
+@given(
+    at=st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.sampled_from([UTC, *ZONES])
+    ),
+    zone=st.sampled_from(["UTC", "Asia/Kolkata", "America/St_Johns", "Europe/Berlin"]),
+)
+def test_the_fast_time_renders_as_the_serializer_field(at, zone):
+    """iso_time (the page's formatter: the current zone read once a page) is DateTimeField's text."""
+    with timezone.override(zone):
+        assert iso_time(at, timezone.get_current_timezone()) == serializers.DateTimeField().to_representation(at)
 
 
 def test_the_plain_read_renders_exactly_as_the_documented_serializer(agent):
