@@ -72,7 +72,9 @@ _CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s+(?:and|but|or)\s|\s(?:and|but)\s")
 _OTP_WINDOW = 8  # words after a secret word in which a one-time code may be told
 
 _QUESTION = re.compile(
-    rf"{WORD_START}(?:{word_alternation(_V['security_questions'])}){WORD_END}\W*"
+    rf"{WORD_START}(?:{word_alternation(_V['security_questions'])}){WORD_END}[^\w(\[]*"
+    # a note in brackets between the question and its answer ("maiden name (for verification): Castellanos")
+    r"(?:[(\[][^)\]]{0,40}[)\]]\W*)?"
     rf"(?:(?:was|is|es|est|ist|e|era|war|lautet|hai)\b|[:=\-])?\s*\S+"
 )
 _LOGIN_PAIR = re.compile(
@@ -171,8 +173,13 @@ def _skip_cue(folded: str, match: re.Match) -> bool:
     rest = folded[match.end() :]
     if _COMPOUND.match(rest):
         return True
-    following = rest.split(maxsplit=1)
-    return bool(following) and _clean(following[0]) in _NOT_AFTER_CUE
+    return _names_something_else(rest)
+
+
+def _names_something_else(rest: str) -> bool:
+    """The word or two after a cue make it another thing's name ("código postal", "código de rastreio")."""
+    following = [_clean(word) for word in rest.split(maxsplit=2)[:2]]
+    return bool(following) and (following[0] in _NOT_AFTER_CUE or " ".join(following) in _NOT_AFTER_CUE)
 
 
 def _tokens_after(rest: str) -> tuple[list[str], bool]:
@@ -399,8 +406,7 @@ def _cues(clause: str):
     for match in _SECRET_WORD.finditer(clause):
         if _labelled_cue(clause, match):
             continue
-        after = clause[match.end() :].split()
-        if after and _clean(after[0]) in _NOT_AFTER_CUE:
+        if _names_something_else(clause[match.end() :]):
             continue
         if _COMPOUND.match(clause[match.end() :]):
             continue

@@ -546,6 +546,26 @@ _INDIAN_ADDRESS = re.compile(
 )
 
 
+# A Spanish street address by its shape: "C/ Alcalá 212" (the street abbreviated), or a street named with a
+# capital, its number and a floor ("Alcalá 212, 3.º B", "Alcalá 212, tercero B"). A chapter, a floor or a page
+# with a number and an ordinal after it ("capítulo 3, tercero de la serie") is not one.
+_SPANISH_FLOOR = r"(?:\d{1,2}\s*\.?\s*[º°ª]|primero|segundo|tercero|cuarto|quinto|sexto|s[eé]ptimo|octavo|noveno|d[eé]cimo|bajo|[aá]tico|entresuelo)"
+_SPANISH_STREET_ABBREVIATED = re.compile(r"(?<![\w/])c\s?/\s?(?:[^\W\d_]+\s+){1,4}\d{1,4}(?![\d:/%]|[.,]\d)")
+_SPANISH_STREET_FLOOR = re.compile(
+    rf"(?<!\w)(?P<street>[A-ZÁÉÍÓÚÑ][^\W\d_]{{2,}})\s+\d{{1,4}}\s*,\s*(?i:{_SPANISH_FLOOR})(?:\s*[A-Za-z](?!\w))?(?!\w)(?!\s+(?i:de|del)\b)"
+)
+_NOT_A_STREET = frozenset(
+    "capitulo capítulo planta piso pagina página parte tomo nivel puerta numero número fila asiento mesa sala "
+    "aula grupo equipo temporada episodio volumen paso punto linea línea anexo articulo artículo".split()
+)
+
+
+def _spanish_address(v: View) -> bool:
+    if "/" in v.folded and _SPANISH_STREET_ABBREVIATED.search(v.folded):
+        return True
+    return any(m.group("street").casefold() not in _NOT_A_STREET for m in _SPANISH_STREET_FLOOR.finditer(v.surface))
+
+
 def personal_identifier_in(v: View) -> bool:
     """A date of birth, a street address with a house number, an IMEI or a medical record number
     (the last two through the id table)."""
@@ -553,6 +573,8 @@ def personal_identifier_in(v: View) -> bool:
     if _said_in_a_sentence(v):
         return True
     if _CJK_MARKS.search(folded) and _CJK_ADDRESS.search(folded):
+        return True
+    if ("/" in folded or "," in folded) and _spanish_address(v):
         return True
     if "nagar" in folded or _INDIAN_LOCALITY_GATE.search(folded):
         if _INDIAN_ADDRESS.search(folded):
