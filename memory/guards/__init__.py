@@ -191,25 +191,36 @@ _STAND_INS = ("Qv7-Lmx-42", "lantern")
 _DIGIT_RUN = re.compile(r"\d{4,}")
 
 
+def _refused_prefix(sentence: str) -> str | None:
+    """The shortest start of the sentence, ending at a token's end, that holds a secret: its last token is
+    the value or the word that names it, and nothing after it can be misread as the value instead."""
+    for match in _TYPED_TOKEN.finditer(sentence):
+        if find_secret(sentence[: match.end()]) is not None:
+            return sentence[: match.end()]
+    return None
+
+
 def _value_tokens(sentence: str, reason: str) -> set[str]:
-    """The tokens of a sentence that hold its secret: without one, the sentence is no longer refused, and (for
-    a token without digits) with a stand-in in its place it still is, so it was the value and not the word
-    that named it ("password", "PIN"). A group of digits stands for the whole number it is part of."""
+    """The tokens that hold a sentence's secret, read in its shortest refused start (``_refused_prefix``):
+    without one that start is no longer refused, and (for a token without digits) with a stand-in in its
+    place it still is, so it was the value and not the word that named it ("password", "PIN"). A group of
+    digits stands for the whole number it is part of."""
+    prefix = _refused_prefix(sentence) or sentence
     values: set[str] = set()
-    for token in {t.strip(".!?-") for t in _TYPED_TOKEN.findall(sentence)}:
+    for token in {t.strip(".!?-") for t in _TYPED_TOKEN.findall(prefix)}:
         if len(token) < 3:
             continue
         pattern = re.compile(rf"(?<!\S){re.escape(token)}")
-        if find_secret(pattern.sub(" ", sentence)) is not None:
-            continue  # the sentence is a secret without it too
+        if find_secret(pattern.sub(" ", prefix)) is not None:
+            continue  # the start is a secret without it too
         if token.isdigit():  # one group of a number written in groups: the whole number is the value
             values.update(run for run in _DIGIT_RUN.findall(view(sentence).digits) if token in run)
         elif any(c.isdigit() for c in token) or any(
-            find_secret(pattern.sub(stand_in, sentence)) is not None for stand_in in _STAND_INS
+            find_secret(pattern.sub(stand_in, prefix)) is not None for stand_in in _STAND_INS
         ):
             values.add(token)
     if not values:  # a value told in pieces (a card in groups, a code digit by digit): its digits
-        values = set(_DIGIT_RUN.findall(view(sentence).digits))
+        values = set(_DIGIT_RUN.findall(view(prefix).digits))
     return values
 
 
@@ -221,10 +232,36 @@ def typed_secret_values(text: str) -> tuple[tuple[str, str], ...]:
     password line)."""
     found: list[tuple[str, str]] = []
     for sentence in sentences(text, limit=40):
-        reason = find_secret(sentence.strip())
-        if reason:
-            found.extend((value, reason) for value in sorted(_value_tokens(sentence, reason)))
-    return tuple(found)
+        for piece in _pieces(sentence):
+            reason = find_secret(piece.strip())
+            if reason:
+                found.extend((value, reason) for value in sorted(_value_tokens(piece, reason)))
+    return tuple(dict.fromkeys(found))
+
+
+_PIECE_CHARS = 300  # a line's length: a cue and its value stand within one
+_PIECE_OVERLAP = 100
+
+
+def _pieces(sentence: str) -> list[str]:
+    """A long sentence in overlapping pieces of at most a line's length, cut at spaces, so that finding a
+    value costs a bounded number of checks of a bounded length however long the message is."""
+    if len(sentence) <= _PIECE_CHARS:
+        return [sentence]
+    pieces, start = [], 0
+    while start < len(sentence):
+        end = min(len(sentence), start + _PIECE_CHARS)
+        if end < len(sentence):
+            end = (
+                sentence.rfind(" ", start + _PIECE_OVERLAP, end)
+                if " " in sentence[start + _PIECE_OVERLAP : end]
+                else end
+            )
+        pieces.append(sentence[start:end])
+        if end >= len(sentence):
+            break
+        start = max(start + 1, end - _PIECE_OVERLAP)
+    return pieces
 
 
 def _typed_secret_refusal(line: str, sources: Iterable[dict]) -> str | None:

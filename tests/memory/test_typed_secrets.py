@@ -67,3 +67,17 @@ def test_any_rewording_that_carries_a_typed_password_is_refused(value, site, lin
     typed = said(f"the password I use for the {site} is {value}, could you note that I like email")
     assert guards.source_refusal(line.format(site=site, value=value), typed) == "password"
     assert guards.source_refusal(f"Has a {site} account; prefers email.", typed) is None
+
+
+def test_a_long_message_is_read_in_pieces_of_a_lines_length_and_its_secret_still_found(monkeypatch):
+    text = (
+        "I really like the product and " * 60
+        + "my password for the shop is Tulip-Harbor-93 "
+        + "the weather is nice " * 60
+    )
+    checked: list[int] = []
+    real = guards.find_secret
+    monkeypatch.setattr(guards, "find_secret", lambda value: checked.append(len(value)) or real(value))
+    guards.typed_secret_values.cache_clear()
+    assert guards.typed_secret_values(text) == (("Tulip-Harbor-93", "password"),)
+    assert checked and max(checked) <= 300  # every check reads at most a line's length, not the whole message
