@@ -85,7 +85,7 @@ _URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.
 # One regex for every vendor rule: one scan of the line instead of one per rule.
 _KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
-_AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T")
+_AWS_PREFIXES = ("AKIA", "ABIA", "ACCA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T")
 _COMPOUND = re.compile(r"-[^\W\d_]")
 _ORDER_NUMBER = re.compile(r"[A-Z0-9\-]{1,24}")
 _KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
@@ -690,9 +690,10 @@ def _login_pair(folded: str) -> bool:
     return False
 
 
-# "STRIPE_SECRET=...", "API_KEY: 123e4567-e89b-...": a setting named as a secret, with a value.
+# "STRIPE_SECRET=...", "API_KEY: 123e4567-e89b-...", npm's "_authToken=...": a setting named as a secret,
+# with a value.
 _NAMED_SETTING = re.compile(
-    r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)*[_\-.]?(?i:key|token|secret|password|passwd|pwd|pass|auth|credential|credentials|apikey)"
+    r"(?<![A-Za-z0-9_])_*[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)*[_\-.]?(?i:key|token|secret|password|passwd|pwd|pass|auth|credential|credentials|apikey)"
     r"(?:[_\-.][A-Za-z0-9]+)*\s*[=:]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{8,})"
 )
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
