@@ -5,7 +5,10 @@ The writer hands each added or replaced line with the sources it cites, as the m
 ``{"kind": "action", "name": ..., "label": ..., "status": ..., "day": ...}`` for an action that ran.
 
 * A line citing an action must cite one that succeeded; an action line ("Renewed the plan on 3 Nov.") must
-  cite it and carry its date: otherwise ``"failed_action"``.
+  cite it and carry its date, or carry the date the person typed for it in a message it cites ("paid
+  INV-2025-00418 on 30 oct" -> "Paid invoice INV-2025-00418 on 30 Oct."; the months of ``months.toml``):
+  otherwise ``"failed_action"``. A request ("please cancel my add-on") says no date, so it never becomes a
+  dated action.
 * A line's specific entities (numbers, e-mail addresses, phone numbers, proper names; not acronyms) must appear in the
   typed text or the action it cites: otherwise ``"not_in_source"``. So nothing is copied into a line from
   a tool result, a file, a web page or the agent's own reply, which the writer never cites. Lines are
@@ -19,9 +22,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+import tomllib
 from pathlib import Path
 
-from memory.guards.text import view
+from memory.guards.text import fold_word, surface, view
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = re.compile(r"\d+")
@@ -94,9 +98,18 @@ def _days(sources: list[dict]) -> list[str]:
     return [str(s.get("day") or "") for s in sources if s.get("day")]
 
 
+# A short note in brackets that ends in a date: the writer's "(said once, 4 Nov)" in any language
+# ("(只说过一次，11月5日)", "(powiedział raz, 5 lis)"): when it was said, not a fact to find in the sources.
+_DATED_NOTE = re.compile(
+    r"[(\uff08](?:[^\W\d_]+[\s,\uff0c\u3001]*){0,3}(?:\d{1,2}\.?\s*[^\W\d_]{3,12}\.?|[^\W\d_]{3,12}\.?\s*\d{1,2}|"
+    r"\d{1,2}\s*\u6708\s*\d{1,2}\s*[\u65e5\u53f7]?)\s*[)\uff09]"
+)
+
+
 def _without_days(line: str, days: list[str]) -> str:
     for day in days:
         line = line.replace(day, " ")
+    line = _DATED_NOTE.sub(" ", line)
     return re.sub(r"\(said once,?\s*\)", " ", line)
 
 
@@ -110,15 +123,60 @@ def _action_refusal(line: str, sources: list[dict]) -> str | None:
             return "failed_action"
         if action_line and not any(a.get("day") and a["day"] in line for a in actions):
             return "failed_action"
-    elif action_line and _DAY.search(line):
-        return "failed_action"  # reads like a dated action, and cites none
+    elif action_line and _DAY.search(line) and not _dates_typed(line, sources):
+        return "failed_action"  # reads like a dated action, cites none, and its date is not one the person typed
     return None
+
+
+@functools.cache
+def _months() -> dict[int, re.Pattern]:
+    """Each month's words (``months.toml``) as a pattern over folded text; a word may take a suffix
+    ("kasımda", "listopada")."""
+    with open(Path(__file__).parent / "vocabulary" / "months.toml", "rb") as handle:
+        table = tomllib.load(handle)["months"]
+    return {
+        int(number): re.compile(
+            "(?:"
+            + "|".join(re.escape(fold_word(w.rstrip("*"))) for w in sorted(words, key=len, reverse=True))
+            + r")[\w']*"
+        )
+        for number, words in table.items()
+    }
+
+
+def _month_of(word: str) -> int | None:
+    folded = fold_word(word)
+    return next((n for n, pattern in _months().items() if pattern.fullmatch(folded)), None)
+
+
+def _day_typed(day: int, month: int, typed: str) -> bool:
+    """Whether the folded text says that day: "30 oct", "30th of october", "30. Oktober", "oct 30", "30/10"."""
+    words = _months()[month].pattern
+    d = rf"0?{day}(?:st|nd|rd|th|er|e|\.)?"
+    return bool(
+        re.search(rf"(?<!\d){d}\s*(?:of\s+|de\s+|di\s+|-)?(?<![\w])(?:{words})", typed)
+        or re.search(rf"(?<![\w])(?:{words})\.?\s+{d}(?!\d)", typed)
+        or re.search(rf"(?<![\d./]){day:0>1}[./]0?{month}(?![\d])|(?<![\d./])0{day}[./]0?{month}(?![\d])", typed)
+    )
+
+
+def _dates_typed(line: str, sources: list[dict]) -> bool:
+    """Every date the line states ("on 30 Oct") is one the person typed in a message the line cites."""
+    typed = " \n ".join(fold_word(surface(str(s.get("text") or ""))) for s in sources if s.get("kind") != "action")
+    if not typed:
+        return False
+    for match in _DAY.finditer(line):
+        number, word = match.group(0).split()
+        month = _month_of(word)
+        if month is None or not _day_typed(int(number), month, typed):
+            return False
+    return True
 
 
 def _names_not_said(rest: str, said_lower: str) -> bool:
     """A capitalised word (a name) the sources do not hold; acronyms and sentence starts aside."""
     for match in _WORD.finditer(rest):
-        word = match.group(0).strip("'-")
+        word = match.group(0).strip("'-").split("'")[0]  # a suffix after an apostrophe: Turkish "Kasım'da"
         if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
             continue  # an acronym (SMS, SSO, API) is how the writer says a thing, not a name
         if _GERMAN_NOUN.fullmatch(word):
@@ -143,7 +201,13 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
         return "not_in_source"
     rest = _EMAIL.sub(" ", rest)
     said_digits = said_view.digits
-    if any(number not in said_digits and number not in said for number in _NUMBER.findall(view(rest).digits)):
+
+    def unsaid(numbers: list[str]) -> bool:
+        return any(number not in said_digits and number not in said for number in numbers)
+
+    # The line's numbers read joined ("4242 4242 ..." is one) and, failing that, one by one: a date after
+    # an order number ("TY-88214503 3 Kasım'da") joins them in the digits view only.
+    if unsaid(_NUMBER.findall(view(rest).digits)) and unsaid(_NUMBER.findall(view(rest).surface)):
         return "not_in_source"
     return "not_in_source" if _names_not_said(rest, said_lower) else None
 
