@@ -58,7 +58,7 @@ _ABOUT_SECRET = re.compile(rf"(?:{word_alternation(_V['about_secret'])})")
 _NOT_A_VALUE = re.compile(
     r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
     r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
-    r"v?\d+(?:\.\d+)+)$"
+    r"v?\d+(?:\.\d+)+|[\u05d1\u05dc\u05de\u05d4]-?\d{1,2})$"  # last: a Hebrew "on the 3rd" ("ב-3")
 )
 _OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
 # Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").

@@ -285,11 +285,18 @@ def _branded_window(run: str, *, labelled: bool) -> bool:
     return False
 
 
+def _branded(window: str) -> bool:
+    """The number starts as a card brand does and has one of its lengths."""
+    return any(brand.match(window) and len(window) in lengths for brand, lengths in _CARD_BRANDS)
+
+
 def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
     """A Luhn-valid 13-19 digit window that starts and ends where groups do (a card with a prefix, a
     suffix or another card joined to it); inside one run of 14-19 digits, a card of its brand's length
     after leading zeros or at the run's end (``_branded_window``); inside a run of 20 or more digits,
-    anywhere after leading zeros."""
+    anywhere after leading zeros. After an order, ticket or reference word a window must also start as a
+    card brand does and have its length: "protocolo de atendimento 2024873467889" passes Luhn as one
+    number in ten does, but no card is 13 digits starting with 2."""
     if any(14 <= len(group) <= 19 and _branded_window(group, labelled=labelled) for group in groups):
         return True
     for i in range(len(groups)):
@@ -298,7 +305,7 @@ def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
             window += group
             if len(window) > 19:
                 break
-            if len(window) >= 13 and window[0] != "0" and luhn.is_valid(window):
+            if len(window) >= 13 and window[0] != "0" and (not labelled or _branded(window)) and luhn.is_valid(window):
                 return True
     for group in groups:
         if len(group) >= 20:

@@ -162,6 +162,7 @@ class _Line:
             and (len(compact) >= 10 or (len(compact) == 9 and not compact.isdigit()))
             and self.number_word
             and not _PHONE_SHAPE.match(compact)
+            and not CONTACT_WORDS.search(self.v.folded)  # "number ... pe call karna": a phone number
         )
 
 
