@@ -125,6 +125,23 @@ class _Together:
 
 _TOGETHER = _Together(vocabulary().together)
 _INDEX = _WordIndex({**vocabulary().category_words, **_TOGETHER.keys})
+# A pattern whose letters are all of one script that is not Latin (a Hebrew pattern whose prefixed particles
+# hide its literals): a line with no letter of that script cannot match it, so it is not searched.
+_SCRIPTS = tuple(
+    (low, high, re.compile(f"[{chr(low)}-{chr(high)}]"))
+    for low, high in ((0x0370, 0x03FF), (0x0400, 0x04FF), (0x0590, 0x05FF), (0x0600, 0x06FF), (0x0900, 0x097F))
+)
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|.)")
+
+
+def _script_gate(pattern: re.Pattern) -> re.Pattern | None:
+    letters = [c for c in _ESCAPE.sub("", pattern.pattern) if c.isalpha()]
+    for low, high, gate in _SCRIPTS:
+        if letters and all(low <= ord(c) <= high for c in letters):
+            return gate
+    return None
+
+
 _PATTERNS = {
     code: tuple(
         zip(
@@ -132,6 +149,7 @@ _PATTERNS = {
             category.needs,
             [frozenset(s) if s else None for s in category.starts],
             [needed_literals(pattern) for pattern in category.patterns],
+            [_script_gate(pattern) for pattern in category.patterns],
             strict=True,
         )
     )
@@ -206,8 +224,10 @@ class _LineParts:
 
 def _pattern_code(parts: _LineParts, code: str) -> bool:
     return any(
-        parts.may_match(needs, starts, literals) and pattern.search(parts.v.plain)
-        for pattern, needs, starts, literals in _PATTERNS.get(code, ())
+        parts.may_match(needs, starts, literals)
+        and (script is None or script.search(parts.v.plain))
+        and pattern.search(parts.v.plain)
+        for pattern, needs, starts, literals, script in _PATTERNS.get(code, ())
     )
 
 

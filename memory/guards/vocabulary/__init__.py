@@ -240,11 +240,15 @@ def _category_entry(lists: _Lists, entry: dict, words: list[str], patterns: list
             words.extend(w.replace("?", "") for w in lists.raw[word[1:-1]])
         else:
             words.append(word)
+    # ``gate_words``: word starts one of which every match of the table's patterns holds (an amount's
+    # "ahorrados" after it): a line with none of them is not searched (a pattern that starts with a number
+    # has no first word to skip by).
+    gate = tuple(sorted(fold_word(w) for w in entry.get("gate_words", []))) or None
     for pattern in entry.get("patterns", []):
         simple, rest = split_pattern(lists.expand(pattern))
         words.extend(simple)
         if rest:
-            patterns.append((rest, lists.needs_of(pattern), first_prefixes(rest)))
+            patterns.append((rest, lists.needs_of(pattern), first_prefixes(rest) or gate))
 
 
 def _read_categories(files: list[dict], lists: _Lists) -> tuple[dict[str, list[str]], dict[str, list[tuple]]]:
