@@ -62,7 +62,9 @@ _NOT_A_VALUE = re.compile(
 )
 _OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
 # Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").
-_ABOUT = frozenset("for on of to at in from with para pour fur für de do da du".split())
+_ABOUT = frozenset(
+    "for on of to at in from with para pour fur für de do da du au aux sur dans en auf im am no na".split()
+)
 _GET_IN = re.compile(
     r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
     r"(?:me\s+|them\s+|you\s+|us\s+|him\s+|her\s+)?(?:in|into|the\s+(?:door|gate|lock|safe|locker))\b"

@@ -159,7 +159,7 @@ def _compile(entry: dict) -> IdRule:
         min_run=int(entry.get("min_run", entry.get("min_digits", 0))) if entry.get("alone") != "context" else 0,
         # the order word, and a link of any language between ("die Sendungsnummer ist 3409 ...")
         not_after=re.compile(
-            rf"{WORD_START}(?:{word_alternation(_not_after_words(entry))})"
+            rf"(?:{cue_pattern(_not_after_words(entry))})"  # a Chinese or Korean word anywhere ("顺丰单号")
             rf"(?:\W+(?:{word_alternation(vocabulary().credentials['links'])}){WORD_END})?\W{{0,12}}$"
         )
         if entry.get("not_after")
@@ -235,10 +235,10 @@ def _iban_in(v: View) -> bool:
 # A run of digits with the separators people put between groups. Look-alike letters inside it read as
 # digits (O and o as 0, I and l as 1); keycaps are digits already (their marks are invisible, memory.text).
 _GROUPED = re.compile(
-    r"(?<![A-Za-z0-9])[0-9OoIlSB]*[0-9][0-9OoIlSB]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSB]*[0-9][0-9OoIlSB]*)*(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*)*(?![A-Za-z0-9])"
 )
 _GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
-_LOOKALIKE = str.maketrans("OoIlSB", "001158")
+_LOOKALIKE = str.maketrans("OoIlSBZz", "00115822")  # a Z is a 2 inside a card ("4O7Z S922 ...")
 _LABELLED_NUMBER = re.compile(
     rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
     rf"invoice|booking|reference|ref|awb|consignment|shipment|parcel|receipt|transaction|confirmation){WORD_END}"
@@ -556,7 +556,7 @@ _INDIAN_ADDRESS = re.compile(
 # A Spanish street address by its shape: "C/ Alcalá 212" (the street abbreviated), or a street named with a
 # capital, its number and a floor ("Alcalá 212, 3.º B", "Alcalá 212, tercero B"). A chapter, a floor or a page
 # with a number and an ordinal after it ("capítulo 3, tercero de la serie") is not one.
-_SPANISH_FLOOR = r"(?:\d{1,2}\s*\.?\s*[º°ª]|primero|segundo|tercero|cuarto|quinto|sexto|s[eé]ptimo|octavo|noveno|d[eé]cimo|bajo|[aá]tico|entresuelo)"
+_SPANISH_FLOOR = r"(?:\d{1,2}\s*\.?\s*[º°ª]|\d{1,2}[oa](?=[A-Z]?(?:\s|,|$))|primero|segundo|tercero|cuarto|quinto|sexto|s[eé]ptimo|octavo|noveno|d[eé]cimo|bajo|[aá]tico|entresuelo)"
 _SPANISH_STREET_ABBREVIATED = re.compile(r"(?<![\w/])c\s?/\s?(?:[^\W\d_]+\s+){1,4}\d{1,4}(?![\d:/%]|[.,]\d)")
 _SPANISH_STREET_FLOOR = re.compile(
     rf"(?<!\w)(?P<street>[A-ZÁÉÍÓÚÑ][^\W\d_]{{2,}})\s+\d{{1,4}}\s*,\s*(?i:{_SPANISH_FLOOR})(?:\s*[A-Za-z](?!\w))?(?!\w)(?!\s+(?i:de|del)\b)"

@@ -165,10 +165,15 @@ def _dates_typed(line: str, sources: list[dict]) -> bool:
     typed = " \n ".join(fold_word(surface(str(s.get("text") or ""))) for s in sources if s.get("kind") != "action")
     if not typed:
         return False
+    chat_months = {_month_of(str(s["day"]).split()[-1]) for s in sources if s.get("kind") != "action" and s.get("day")}
     for match in _DAY.finditer(line):
         number, word = match.group(0).split()
         month = _month_of(word)
-        if month is None or not _day_typed(int(number), month, typed):
+        if month is None:
+            return False
+        # "on the 2nd" in a chat of that month says the day; the month is the chat's
+        day_only = month in chat_months and re.search(rf"(?<![\d/.]){int(number)}(?:st|nd|rd|th)\b", typed)
+        if not (_day_typed(int(number), month, typed) or day_only):
             return False
     return True
 
