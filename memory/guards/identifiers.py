@@ -22,7 +22,7 @@ from stdnum.in_ import vid as stdnum_vid
 from memory.guards.stdnum_ids import CONTACT_WORDS as _CONTACT_WORDS
 from memory.guards.stdnum_ids import stdnum_id_in
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
-from memory.guards.vocabulary import CueGate, cue_pattern, vocabulary, word_alternation
+from memory.guards.vocabulary import CueGate, cue_pattern, month_patterns, vocabulary, word_alternation
 
 _SEP = r"(?:\s*[.\-/_]\s*|\s)?"
 # No letter or digit just before or after, nor a digit one separator away: "1000 0000 0000" inside
@@ -416,13 +416,7 @@ def virtual_aadhaar_in(v: View) -> bool:
 # Dates of birth and street addresses
 # ---------------------------------------------------------------------------------------------
 
-_MONTH = (
-    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|"
-    r"nov(?:ember)?|dec(?:ember)?|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|"
-    r"diciembre|janvier|fevrier|mars|avril|mai|juin|juillet|aout|septembre|octobre|novembre|decembre|januar|februar|"
-    r"marz|juni|juli|oktober|dezember|janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro|"
-    r"जनवरी|फ़रवरी|फरवरी|मार्च|अप्रैल|अप्रेल|मई|जून|जुलाई|अगस्त|सितंबर|सितम्बर|अक्टूबर|अक्तूबर|नवंबर|नवम्बर|दिसंबर|दिसम्बर"
-)
+_MONTH = "|".join(month_patterns().values())  # months.toml: every language's month names, folded
 # A year in full or with an apostrophe ("'87").
 _YEAR = r"(?:\d{2,4}|['\u2019]\d\d)"
 _DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\.?,?\s+(?:de\s+|del\s+)?{_YEAR}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}|(?:19|20)\d\d)"

@@ -22,10 +22,10 @@ from __future__ import annotations
 import functools
 import json
 import re
-import tomllib
 from pathlib import Path
 
-from memory.guards.text import fold_word, surface, view
+from memory.guards.text import fold_word, view
+from memory.guards.vocabulary import month_patterns
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = re.compile(r"\d+")
@@ -130,18 +130,8 @@ def _action_refusal(line: str, sources: list[dict]) -> str | None:
 
 @functools.cache
 def _months() -> dict[int, re.Pattern]:
-    """Each month's words (``months.toml``) as a pattern over folded text; a word may take a suffix
-    ("kasımda", "listopada")."""
-    with open(Path(__file__).parent / "vocabulary" / "months.toml", "rb") as handle:
-        table = tomllib.load(handle)["months"]
-    return {
-        int(number): re.compile(
-            "(?:"
-            + "|".join(re.escape(fold_word(w.rstrip("*"))) for w in sorted(words, key=len, reverse=True))
-            + r")[\w']*"
-        )
-        for number, words in table.items()
-    }
+    """Each month's words as a pattern over folded text; a word may take a suffix ("kasımda", "listopada")."""
+    return {number: re.compile(f"(?:{words})[\\w']*") for number, words in month_patterns().items()}
 
 
 def _month_of(word: str) -> int | None:
@@ -162,10 +152,12 @@ def _day_typed(day: int, month: int, typed: str) -> bool:
 
 def _dates_typed(line: str, sources: list[dict]) -> bool:
     """Every date the line states ("on 30 Oct") is one the person typed in a message the line cites."""
-    typed = " \n ".join(fold_word(surface(str(s.get("text") or ""))) for s in sources if s.get("kind") != "action")
+    typed = " \n ".join(view(str(s.get("text") or "")).folded for s in sources if s.get("kind") != "action")
     if not typed:
         return False
-    chat_months = {_month_of(str(s["day"]).split()[-1]) for s in sources if s.get("kind") != "action" and s.get("day")}
+    # a chat's day is "3 Nov", or "3 Nov 2025" in another year (memory.writer.dates.short_date)
+    days = [str(s.get("day") or "").split() for s in sources if s.get("kind") != "action"]
+    chat_months = {_month_of(day[1]) for day in days if len(day) >= 2}
     for match in _DAY.finditer(line):
         number, word = match.group(0).split()
         month = _month_of(word)

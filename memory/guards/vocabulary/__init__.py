@@ -328,3 +328,17 @@ def vocabulary() -> Vocabulary:
         keys=tuple(_load("keys.toml")["key"]),
         together=_read_together(files, lists),
     )
+
+
+@lru_cache(maxsize=1)
+def month_patterns() -> dict[int, str]:
+    """Each month's words (``months.toml``, folded) as one regex alternative (group-free); a word ending in
+    ``*`` is a stem. Read by the dates of birth and by the writer's dated actions."""
+    table = _load("months.toml")["months"]
+    return {
+        int(number): "|".join(
+            re.escape(fold_word(w.rstrip("*"))) + (r"\w*" if w.endswith("*") else "")
+            for w in sorted(words, key=len, reverse=True)
+        )
+        for number, words in table.items()
+    }
