@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 from memory.guards.text import View, fold_word, view
 from memory.guards.vocabulary import UNSPACED, CueGate, cue_pattern, is_unspaced, vocabulary, word_alternation
@@ -155,6 +156,34 @@ _PATTERNS = {
     )
     for code, category in vocabulary().categories.items()
 }
+
+
+def _gate_index(position: int) -> tuple[dict[str, frozenset[int]], frozenset[int]]:
+    """The patterns by each word of one of their prefilters (``needs`` at 1, ``starts`` at 2), numbered in
+    ``_PATTERNS``' order, and those without that prefilter: a line looks its words up once, instead of every
+    pattern testing its own set against the line."""
+    by_word: dict[str, set[int]] = {}
+    ungated: set[int] = set()
+    entries = (entry for patterns in _PATTERNS.values() for entry in patterns)
+    for number, entry in enumerate(entries):
+        gate = cast("frozenset[str] | None", entry[position])
+        if gate is None:
+            ungated.add(number)
+        for word in gate or ():
+            by_word.setdefault(word, set()).add(number)
+    return {word: frozenset(numbers) for word, numbers in by_word.items()}, frozenset(ungated)
+
+
+_BY_NEED, _NO_NEED = _gate_index(1)
+_BY_START, _NO_START = _gate_index(2)
+# every pattern by its number (``_PATTERNS``' order), and each code's patterns with their numbers
+_ENTRIES = tuple(entry for patterns in _PATTERNS.values() for entry in patterns)
+_NUMBERED = {}
+_next = 0
+for _code, _entries in _PATTERNS.items():
+    _NUMBERED[_code] = tuple(enumerate(_entries, start=_next))
+    _next += len(_entries)
+_NUMBERS = {code: frozenset(number for number, _ in numbered) for code, numbered in _NUMBERED.items()}
 _PLAIN_TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 # A person named by a common first name is someone else, unless the line says what the person themself is
@@ -197,14 +226,20 @@ class _LineParts:
     def __init__(self, v: View) -> None:
         self.v = v
         self.tokens = v.words
-        self._prefixes: set[str] | None = None
+        self._open: frozenset[int] | None = None
         self._low: str | None = None
 
     @property
-    def prefixes(self) -> set[str]:
-        if self._prefixes is None:
-            self._prefixes = {token[:n] for token in self.tokens for n in range(2, len(token) + 1)}
-        return self._prefixes
+    def open(self) -> frozenset[int]:
+        """The numbers of the patterns whose word prefilters the line passes: a word one needs, and a word
+        start one needs (a match starts with one of them: a line holding none is not searched)."""
+        if self._open is None:
+            needed = self.tokens & _BY_NEED.keys()
+            needs = _NO_NEED.union(*(_BY_NEED[word] for word in needed))
+            prefixes = {token[:n] for token in self.tokens for n in range(2, len(token) + 1)} & _BY_START.keys()
+            starts = _NO_START.union(*(_BY_START[prefix] for prefix in prefixes))
+            self._open = needs & starts
+        return self._open
 
     @property
     def low(self) -> str:
@@ -212,23 +247,23 @@ class _LineParts:
             self._low = caseless(self.v.plain)
         return self._low
 
-    def may_match(self, needs, starts, literals) -> bool:
-        """Whether a pattern's prefilters let it match: a word it needs, a word start, a literal (a match starts
-        with one of them: a line holding none is not searched)."""
-        if needs is not None and needs.isdisjoint(self.tokens):
-            return False
-        if starts is not None and starts.isdisjoint(self.prefixes):
-            return False
-        return literals is None or any(literal in self.low for literal in literals)
+    def may_match(self, number: int, literals) -> bool:
+        """Whether a pattern's prefilters let it match: its words (``open``), then a literal it needs."""
+        return number in self.open and (literals is None or any(literal in self.low for literal in literals))
 
 
 def _pattern_code(parts: _LineParts, code: str) -> bool:
-    return any(
-        parts.may_match(needs, starts, literals)
-        and (script is None or script.search(parts.v.plain))
-        and pattern.search(parts.v.plain)
-        for pattern, needs, starts, literals, script in _PATTERNS.get(code, ())
-    )
+    """Whether one of the code's patterns matches the line: only those its word prefilters let through (one
+    set intersection), then their literal and script gates, are searched."""
+    for number in parts.open.intersection(_NUMBERS.get(code, ())):
+        pattern, _needs, _starts, literals, script = _ENTRIES[number]
+        if (
+            parts.may_match(number, literals)
+            and (script is None or script.search(parts.v.plain))
+            and pattern.search(parts.v.plain)
+        ):
+            return True
+    return False
 
 
 # A job said as a job ("Trabaja como abogada", "Lavora come avvocato", "avocate de métier"): the profession is a
@@ -293,9 +328,19 @@ def _professions_said(v: View) -> list[tuple[int, int]]:
     return spans
 
 
+# A subject studied or taught ("Estuda Ciência Política", "Teaches Religious Education"): a course, not a belief.
+_SUBJECT_GATE = CueGate(_PERSONAL["subjects"])
+_SUBJECT = re.compile(cue_pattern(_PERSONAL["subjects"]))
+
+
+def _subjects_said(v: View) -> list[tuple[int, int]]:
+    return [match.span() for match in _SUBJECT.finditer(v.folded)] if _SUBJECT_GATE.open(v) else []
+
+
 def without_professions(v: View) -> View:
-    """The line with a profession said as a job set aside, when its word alone reads as health or legal."""
-    said = _professions_said(v)
+    """The line with a profession said as a job set aside, when its word alone reads as health or legal, and a
+    subject studied or taught."""
+    said = _professions_said(v) + _subjects_said(v)
     if not said and not _ROLE_GATE.open(v):
         return v
     text = v.folded

@@ -52,7 +52,7 @@ _LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), k
 
 _TOKEN = re.compile(r"[^\s]+")
 # Sentence and clause marks of every script (the danda, CJK full stops and commas) are no symbol of a value.
-_EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'\u0964\u0965\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u060c\u061f"
+_EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'\u00ab\u00bb\u201e\u0964\u0965\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u060c\u061f"
 # Words about a secret, not a secret ("reset", "réinitialisé", "बदला", "変更"), in every language: never a value.
 _ABOUT_SECRET = re.compile(rf"(?:{word_alternation(_V['about_secret'])})")
 _NOT_A_VALUE = re.compile(
@@ -63,7 +63,8 @@ _NOT_A_VALUE = re.compile(
 _OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
 # Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").
 _ABOUT = frozenset(
-    "for on of to at in from with para pour fur für de do da du au aux sur dans en auf im am no na".split()
+    "for on of to at in from with para pour fur für furs fürs zum zur vom beim de do da du au aux sur dans en auf im am "
+    "no na pro pra".split()
 )
 _GET_IN = re.compile(
     r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
@@ -160,8 +161,8 @@ def _after_word(tokens: list[str], start: int) -> tuple[bool, int]:
 def _value_after_word(value: str, quoted: bool, linked: bool, strong: bool, tokens: list[str], index: int) -> bool:
     if _has_secret_shape(value) or (quoted and len(value) >= 2):
         return True
-    if linked and re.fullmatch(r"\d{4,8}", value):
-        return True  # "PIN is 1987": after a link, a year-shaped number is the PIN
+    if (linked or strong) and re.fullmatch(r"\d{4,8}", value):
+        return True  # "PIN is 1987", "गेट का कोड 1974": after a link or a strong word, a year-shaped number is the code
     if strong and linked and _is_word_value(value):
         return True
     return index + 1 < len(tokens) and _clean(tokens[index + 1]) in _TRAILING and _is_word_value(value)
@@ -184,10 +185,23 @@ def _names_something_else(rest: str) -> bool:
     return bool(following) and (following[0] in _NOT_AFTER_CUE or " ".join(following) in _NOT_AFTER_CUE)
 
 
+# A short note in brackets right after a cue ("security code (back of card) is 417"): passed over.
+_NOTE_AFTER_CUE = re.compile(r"\s*[(\[][^)\]]{0,40}[)\]]")
+# An opening quote standing alone before a value ("phrase secrète : « le chat ... »"): joined to it.
+_LONE_QUOTES = ("\u00ab", "\u201e", "\u201c", '"', "\u300c")
+
+
 def _tokens_after(rest: str) -> tuple[list[str], bool]:
     """The tokens after a cue, and whether a colon or equals sign is glued to it ("password: x", "pin=1234")."""
+    note = _NOTE_AFTER_CUE.match(rest)
+    if note:
+        rest = rest[note.end() :]
     glued = rest[:1] in (":", "=")
     tokens = _TOKEN.findall(rest)
+    for i in range(len(tokens) - 1):
+        if tokens[i] in _LONE_QUOTES:
+            tokens[i : i + 2] = ['"' + tokens[i + 1], ""]
+    tokens = [token for token in tokens if token]
     if glued and tokens and tokens[0] not in (":", "="):
         tokens[0] = tokens[0][1:]
         if not tokens[0]:
@@ -225,7 +239,7 @@ def _value_verdict(match: re.Match, rest: str) -> bool | None:
     if _postcode_after_pin(match.group(0), value):
         return None
     # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
-    quoted = raw[:1] in "\"'\u201c\u2018"
+    quoted = raw[:1] in "\"'\u201c\u2018\u00ab\u201e\u300c"
     strong = match.group("strong") is not None
     return value not in _VALUE_STOP and _value_after_word(value, quoted, linked, strong, tokens, index)
 
@@ -439,10 +453,16 @@ def _values_in(clause: str) -> list[tuple[int, int, str, str]]:
     return values
 
 
-def _value_before_cue(gap: str, shape: str) -> bool:
+# Words joined by hyphens right before a cue qualify it ("parental-control PIN", "one-time code").
+_HYPHENATED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
+
+def _value_before_cue(gap: str, shape: str, token: str = "") -> bool:
     """A value then its cue: a password a few words before ("Tulip-93 is what I use as the password"), a code
     named by "as the" or "is the" ("uses 4821 as the PIN", "4821 is the code")."""
     if set(gap.split()) & _VALUE_STOP_BEFORE:
+        return False
+    if not gap.strip() and _HYPHENATED_WORDS.fullmatch(token):
         return False
     if shape == "password":
         return _words_between(gap) <= _NEAR_BEFORE
@@ -458,7 +478,7 @@ def _value_after_cue(gap: str, cue: re.Match, token: str) -> bool:
 def _near(clause: str, cue: re.Match, value: tuple[int, int, str, str]) -> bool:
     start, end, shape, token = value
     if end <= cue.start():
-        return _value_before_cue(clause[end : cue.start()], shape)
+        return _value_before_cue(clause[end : cue.start()], shape, token)
     return start >= cue.end() and _value_after_cue(clause[cue.end() : start], cue, token)
 
 

@@ -20,7 +20,7 @@ from stdnum import luhn, verhoeff
 from stdnum.in_ import vid as stdnum_vid
 
 from memory.guards.stdnum_ids import CONTACT_WORDS as _CONTACT_WORDS
-from memory.guards.stdnum_ids import stdnum_id_in
+from memory.guards.stdnum_ids import said_of_a_person, stdnum_id_in
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
 from memory.guards.vocabulary import CueGate, cue_pattern, month_patterns, vocabulary, word_alternation
 
@@ -160,6 +160,7 @@ def _compile(entry: dict) -> IdRule:
         # the order word, and a link of any language between ("die Sendungsnummer ist 3409 ...")
         not_after=re.compile(
             rf"(?:{cue_pattern(_not_after_words(entry))})"  # a Chinese or Korean word anywhere ("顺丰单号")
+            r"(?:\W+(?:id|no|nr|num|number|numero|nummer|code)\b\.?)?"  # "booking ID", "order no."
             rf"(?:\W+(?:{word_alternation(vocabulary().credentials['links'])}){WORD_END})?\W{{0,12}}$"
         )
         if entry.get("not_after")
@@ -318,6 +319,31 @@ def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
     return False
 
 
+def _branded_edge(groups: list[str]) -> bool:
+    """In 20 or more digits after an order or reference word, a card as a card is written: a Luhn-valid window
+    of its brand's length that starts and ends where groups do, or, inside one run, where the leading zeros end
+    or where the run ends ("Reference: 46463448528786890043" is a Visa with four digits after it). Only those
+    places, so a long reference number is read as a card about one time in ten, not at every offset."""
+    for i in range(len(groups)):
+        window = ""
+        for group in groups[i:]:
+            window += group
+            if len(window) > 19:
+                break
+            if len(window) >= 13 and _branded(window) and luhn.is_valid(window):
+                return True  # a card and more groups ("4556 7375 8689 9855 0072")
+    for group in groups:
+        if len(group) < 20:
+            continue
+        body = group.lstrip("0")
+        for brand, lengths in _CARD_BRANDS:
+            for length in lengths:
+                for window in (body[:length], group[-length:]):
+                    if window[:1] != "0" and brand.match(window) and luhn.is_valid(window):
+                        return True
+    return False
+
+
 def card_in(v: View) -> str | None:
     """Find the value, then the reason: ``"card_number"`` for any run of 13 or more digits (after number words,
     look-alike letters and separators are read) that holds a card: a 13-19 digit run, Luhn or not, unless it
@@ -370,7 +396,7 @@ def _run_refusal(groups: list[str], before: str, card_words: bool) -> str | None
     labelled = bool(_LABELLED_NUMBER.search(fold(before)))
     if len("".join(groups)) <= 19:
         return None if _card_run_kept(groups, before, card_words, labelled) else "card_number"
-    if card_words or (not labelled and _luhn_window(groups)):
+    if card_words or (not labelled and _luhn_window(groups)) or (labelled and _branded_edge(groups)):
         return "card_number"
     if not labelled and not _phone_before(before):
         return "bank_account"
@@ -499,6 +525,12 @@ _HOUSE_NUMBER = re.compile(
 )
 _A_YEAR = re.compile(rf"(?<![\d.,])(?:19|20)\d\d(?![\d.,])|(?<![\w])['\u2019]\d\d(?!\d)|\d{{4}}\s*年|{_DATE}", re.I)
 _NEAR_CHARS = 60
+_LAST_NUMBER = re.compile(r"\d{1,5}[a-z]?$")
+_MONTH_AFTER = re.compile(rf"\.?\s*(?:de\s+)?(?:{_MONTH})(?![\w])")
+# a postcode word, then the postcode's groups so far ("postnummer 114 55": neither 114 nor 55 is a house number)
+_POSTCODE_BEFORE = re.compile(
+    rf"(?:{cue_pattern(vocabulary().personal['postcode_words'])})\s*[:.\-]?\s*(?:\d{{1,5}}\s?[\-\s]?\s?)*$"
+)
 _COUNT_BEFORE = frozenset(
     "with since for mit seit fur für con desde por com ha há avec depuis pendant per da dal sinds sejak "
     "about around over under nearly almost only just since from until till od do vanaf tot dal".split()
@@ -517,6 +549,10 @@ def _said_in_a_sentence(v: View) -> bool:
             before = after[: number.start()].split()
             if re.fullmatch(r"(?:19|20)\d\d", number.group(0)) or (before and before[-1] in _COUNT_BEFORE):
                 continue  # a year, or a count ("with 2 cats", "seit 2019")
+            if _POSTCODE_BEFORE.search(after, 0, number.start()):
+                continue  # a postcode ("woont in Amsterdam, postcode 1012 AB"), not a house number
+            if _MONTH_AFTER.match(after, number.end()):
+                continue  # a day ("changed the e-mail address on 3 Nov")
             return True
     for match in _BIRTH_CUES.finditer(folded) if _BIRTH_GATE.open(v) else ():
         window = folded[max(0, match.start() - 25) : match.end() + 40]
@@ -587,11 +623,17 @@ def personal_identifier_in(v: View) -> bool:
         for word in words
     ):
         return False
-    if _DOB.search(folded):
-        return True
+    return bool(_DOB.search(folded)) or _street_address(folded)
+
+
+def _street_address(folded: str) -> bool:
+    """A street and a house number, said as an address (an address word, or a postcode after them)."""
     for match in _ADDRESS.finditer(folded):
         if _DUTCH_POSTCODE.fullmatch(match.group(0)):
             continue  # "1017 CT" is a Dutch postcode, not a number on a court
+        last = _LAST_NUMBER.search(match.group(0))
+        if last and _POSTCODE_BEFORE.search(folded, 0, match.start() + last.start()):
+            continue  # "my place is in zip 43214": a postcode, not a house number
         if _ADDRESS_WORDS.search(folded) or _STREET_AFTER_NUMBER.search(folded):
             return True
         if _POSTCODE_AFTER.match(folded, match.end()):
@@ -628,7 +670,7 @@ def _match_counts(rule: IdRule, text: str, match: re.Match) -> bool:
 
 
 def _rule_in(rule: IdRule, v: View, context_here: bool) -> bool:
-    has_context = bool(rule.context and rule.context.search(v.folded)) if context_here else False
+    has_context = bool(rule.context and said_of_a_person(rule.context, v.folded)) if context_here else False
     texts = (v.surface, v.digits) if has_context and v.digits != v.surface else (v.surface,)
     for text in texts:
         for match in rule.shape.finditer(text):

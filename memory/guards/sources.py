@@ -22,10 +22,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from memory.guards.text import fold_word, view
-from memory.guards.vocabulary import month_patterns
+from memory.guards.vocabulary import cue_pattern, month_patterns, relative_days
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = re.compile(r"\d+")
@@ -150,6 +151,30 @@ def _day_typed(day: int, month: int, typed: str) -> bool:
     )
 
 
+@functools.cache
+def _relative_day_words() -> tuple[tuple[int, re.Pattern], ...]:
+    return tuple((days, re.compile(cue_pattern(words))) for days, words in relative_days().items())
+
+
+def _source_date(source: dict) -> date | None:
+    try:
+        return datetime.fromisoformat(str(source.get("at") or "")).date()
+    except ValueError:
+        return None
+
+
+def _relative_dates(sources: list[dict]) -> set[date]:
+    """The days a cited message names relative to its own ("renewed it today", "changed it yesterday")."""
+    found = set()
+    for source in sources:
+        said_on = _source_date(source) if source.get("kind") != "action" else None
+        if said_on is None:
+            continue
+        folded = view(str(source.get("text") or "")).folded
+        found |= {said_on - timedelta(days=days) for days, words in _relative_day_words() if words.search(folded)}
+    return found
+
+
 def _dates_typed(line: str, sources: list[dict]) -> bool:
     """Every date the line states ("on 30 Oct") is one the person typed in a message the line cites."""
     typed = " \n ".join(view(str(s.get("text") or "")).folded for s in sources if s.get("kind") != "action")
@@ -158,16 +183,72 @@ def _dates_typed(line: str, sources: list[dict]) -> bool:
     # a chat's day is "3 Nov", or "3 Nov 2025" in another year (memory.writer.dates.short_date)
     days = [str(s.get("day") or "").split() for s in sources if s.get("kind") != "action"]
     chat_months = {_month_of(day[1]) for day in days if len(day) >= 2}
+    relative = {(d.day, d.month) for d in _relative_dates(sources)}
     for match in _DAY.finditer(line):
         number, word = match.group(0).split()
         month = _month_of(word)
         if month is None:
             return False
+        if (int(number), month) in relative:
+            continue  # "renewed it today" written with the day
         # "on the 2nd" in a chat of that month says the day; the month is the chat's
         day_only = month in chat_months and re.search(rf"(?<![\d/.]){int(number)}(?:st|nd|rd|th)\b", typed)
         if not (_day_typed(int(number), month, typed) or day_only):
             return False
     return True
+
+
+def _source_years(sources: list[dict]) -> set[str]:
+    """The years of the days the cited sources were said or ran ("at", or a day of another year)."""
+    years = {str(s.get("at") or "")[:4] for s in sources}
+    years |= {day[-1] for s in sources if len(day := str(s.get("day") or "").split()) == 3}
+    return {year for year in years if year.isdigit() and len(year) == 4}
+
+
+_NUMERIC_DAY_BEFORE = re.compile(r"\d{1,2}\s?[./-]\s?\d{1,2}\s?[./-]\s?$")
+_YEAR_FIRST_AFTER = re.compile(r"\s*[\u5e74\ub144]|[-/.]\d{1,2}[-/.]\d{1,2}(?!\d)")
+_WORD_BEFORE = re.compile(r"([^\W\d_][\w\u0900-\u097f]*)[\s,.'\u060c]*(?:(?:de|del|of)\s+)?$")
+
+
+def _without_source_years(line: str, sources: list[dict]) -> str:
+    """The line without the year of a date it states when that is the year the cited sources were said in
+    ("Changed the password on 1 Nov 2026", "am 1.11.2026", "2026年11月1日"): the writer knows the chat's
+    year, so it is not a detail the person had to type."""
+    years = _source_years(sources)
+    if not years:
+        return line
+    for match in reversed(list(re.finditer(rf"(?<!\d)(?:{'|'.join(years)})(?!\d)", line))):
+        before = line[: match.start()]
+        word = _WORD_BEFORE.search(before[-40:])
+        if (
+            _NUMERIC_DAY_BEFORE.search(before)
+            or _YEAR_FIRST_AFTER.match(line, match.end())
+            or (word and _month_of(word.group(1)) is not None)
+        ):
+            line = before + " " + line[match.end() :]
+    return line
+
+
+# A German article, possessive or "per" before a capitalised word: a common noun ("den Flug", "ihres Teams",
+# "per E-Mail"), which German writes capitalised, not a name.
+_GERMAN_DETERMINER = re.compile(
+    r"(?<![\w])(?:der|die|das|den|dem|des|ein|eine|einen|einem|einer|eines|kein|keine|keinen|mein|meine|meinen|"
+    r"meinem|meiner|meines|ihr|ihre|ihren|ihrem|ihrer|ihres|sein|seine|seinen|seinem|seiner|seines|unser|unsere|"
+    r"unseren|unserem|per)\s+$"
+)
+
+
+def _word_said(word: str, said_lower: str) -> bool:
+    """Whether the sources hold the word: as written, each part of a hyphenated word ("E-Mail" for "mail"), or
+    its stem, the word less an inflection's last letters ("Warszawie" for "Warszawy", "Teams" for "team")."""
+    folded = word.casefold()
+    if folded in said_lower:
+        return True
+    parts = [part for part in folded.split("-") if len(part) >= 2]
+    if len(parts) > 1 and all(part in said_lower for part in parts):
+        return True
+    stem = folded[: max(4, len(folded) - 2)]
+    return len(folded) >= 5 and re.search(rf"(?<!\w){re.escape(stem)}", said_lower) is not None
 
 
 def _names_not_said(rest: str, said_lower: str) -> bool:
@@ -176,13 +257,36 @@ def _names_not_said(rest: str, said_lower: str) -> bool:
         word = match.group(0).strip("'-").split("'")[0]  # a suffix after an apostrophe: Turkish "Kasım'da"
         if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
             continue  # an acronym (SMS, SSO, API) is how the writer says a thing, not a name
-        if _GERMAN_NOUN.fullmatch(word):
+        if _GERMAN_NOUN.fullmatch(word) or _GERMAN_DETERMINER.search(rest, max(0, match.start() - 12), match.start()):
             continue  # a German noun is written capitalised ("Lieferung" for "liefern"): a word, not a name
+        if _month_of(word) is not None:
+            continue  # a month's name in any language ("2 Kasım")
         if _SENTENCE_START.search(rest[: match.start()]):
             continue
-        if word.casefold() not in said_lower:
+        if not _word_said(word, said_lower):
             return True
     return False
+
+
+# A month said in words, with a day of one said as an ordinal word before it ("il primo novembre"): the
+# numbers a line may write it with ("1 nov", "1. 11.").
+_ORDINAL_ONE = r"(?:primo|primero|primer|premier|primeiro|erste[nrm]?|pierwszy|pierwszego|first)\s+(?:(?:de|di|of)\s+)?"
+
+
+@functools.cache
+def _month_words() -> re.Pattern:
+    alternatives = "|".join(f"(?P<m{number}>{pattern.pattern})" for number, pattern in _months().items())
+    return re.compile(rf"(?<![\w])(?P<one>{_ORDINAL_ONE})?(?:{alternatives})(?![\w])")
+
+
+def _month_numbers(folded: str) -> str:
+    """The numbers of the months the text says in words, and a 1 for a first of the month said as a word."""
+    numbers = []
+    for match in _month_words().finditer(folded):
+        numbers.append(str(match.lastgroup or "m")[1:])
+        if match.group("one"):
+            numbers.append("1")
+    return " ".join(numbers)
 
 
 def source_refusal(line: str, sources: list[dict]) -> str | None:
@@ -193,7 +297,7 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
     said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
     said_view = view(said)
     said_lower = with_english_names(said_view.plain.casefold() + " " + said.casefold())
-    rest = _without_days(line, _days(sources))
+    rest = _without_days(_without_source_years(line, sources), _days(sources))
     if any(email.casefold() not in said_lower for email in _EMAIL.findall(rest)):
         return "not_in_source"
     rest = _EMAIL.sub(" ", rest)
@@ -205,14 +309,19 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
     # The line's numbers read joined ("4242 4242 ..." is one) and, failing that, one by one: a date after
     # an order number ("TY-88214503 3 Kasım'da") joins them in the digits view only.
     if unsaid(_NUMBER.findall(view(rest).digits)) and unsaid(_NUMBER.findall(view(rest).surface)):
-        return "not_in_source"
+        # a date the person said with the month in words, written with its number ("1. listopadu" as "1. 11."),
+        # or as a day relative to the chat's ("yesterday" as "2 Nov")
+        relative = " ".join(f"{d.day} {d.month} {d.day:02} {d.month:02}" for d in _relative_dates(sources))
+        said = f"{said} {_month_numbers(said_view.folded)} {relative}"
+        if unsaid(_NUMBER.findall(view(rest).surface)):
+            return "not_in_source"
     return "not_in_source" if _names_not_said(rest, said_lower) else None
 
 
 def sources_from_payload(payload: dict) -> dict[str, dict]:
     """The sources a writer payload offers, by id, in the shape ``source_refusal`` reads."""
     sources = {
-        str(m["id"]): {"kind": "message", "text": m.get("text", ""), "day": m.get("day", "")}
+        str(m["id"]): {"kind": "message", "text": m.get("text", ""), "day": m.get("day", ""), "at": m.get("at", "")}
         for m in payload.get("messages", [])
     }
     for a in payload.get("actions", []):
@@ -222,5 +331,6 @@ def sources_from_payload(payload: dict) -> dict[str, dict]:
             "label": a.get("label", ""),
             "status": a.get("status", ""),
             "day": a.get("day", ""),
+            "at": a.get("at", ""),
         }
     return sources

@@ -138,7 +138,7 @@ class _Line:
 
     @cached_property
     def id_word(self) -> bool:
-        return _ID_GATE.open(self.v) and bool(_ID_WORDS.search(self.v.folded))
+        return _ID_GATE.open(self.v) and _id_word_in(self.v.folded)
 
     @cached_property
     def number_word(self) -> bool:
@@ -166,11 +166,30 @@ class _Line:
         )
 
 
+# An order, booking or ticket word right before an id word: "order id", "booking ID", "ticket no", not a person's.
+_LABEL_BEFORE_ID_WORD = re.compile(
+    rf"(?:{cue_pattern(_PERSONAL['not_an_id_before'] + vocabulary().credentials['not_a_code_before'])})\W{{0,3}}$"
+)
+
+
+def said_of_a_person(pattern: re.Pattern, folded: str) -> bool:
+    """A match of an id word's pattern that no order, booking or ticket word before it makes another thing's
+    id ("booking ID", "order id")."""
+    return any(
+        not _LABEL_BEFORE_ID_WORD.search(folded, max(0, match.start() - 30), match.start())
+        for match in pattern.finditer(folded)
+    )
+
+
+def _id_word_in(folded: str) -> bool:
+    return said_of_a_person(_ID_WORDS, folded)
+
+
 def _not_an_id_here(before: str) -> bool:
     """An order, invoice, tracking or phone word just before the value (and no id word), or a ``+``."""
     if before.rstrip().endswith("+"):
         return True
-    if _ID_WORDS.search(before):
+    if _id_word_in(before):
         return False
     return bool(_NOT_AN_ID_BEFORE.search(before) or CONTACT_WORDS.search(before))
 

@@ -77,19 +77,19 @@ def test_word_and_script_gates_never_skip_a_line_the_pattern_matches():
     """The other two skips: a table's ``gate_words`` (an amount's "ahorrados") and a pattern's script (a
     Hebrew pattern on a line with no Hebrew letter). Over every eval line, a line the pattern matches passes both."""
     gated = [
-        (code, row)
-        for code, rows in categories._PATTERNS.items()
-        for row in rows
-        if row[4] is not None or (row[2] is not None and row[3] is None)
+        (code, number, row)
+        for code, rows in categories._NUMBERED.items()
+        for number, row in rows
+        if row[4] is not None or row[1] is not None or row[2] is not None
     ]
-    assert any(row[4] is not None for _, row in gated) and any(row[2] is not None for _, row in gated)
+    assert any(row[4] is not None for *_, row in gated) and any(row[2] is not None for *_, row in gated)
     matched = 0
     for text in _texts():
         v = view(text)
         parts = categories._LineParts(v)
-        for code, (pattern, needs, starts, literals, script) in gated:
+        for code, number, (pattern, _needs, _starts, literals, script) in gated:
             if pattern.search(v.plain):
                 matched += 1
-                assert parts.may_match(needs, starts, literals), (code, pattern.pattern[:80], text)
+                assert parts.may_match(number, literals), (code, pattern.pattern[:80], text)
                 assert script is None or script.search(v.plain), (code, pattern.pattern[:80], text)
     assert matched > 20  # the money amounts of six languages and the Hebrew lines

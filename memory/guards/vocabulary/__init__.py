@@ -58,18 +58,22 @@ CREDENTIAL_LISTS = (
     "pair_joins",
 )
 # Per language, ``[personal]``: the words that make a number an id, and the phrasings of a home address
-# and a date of birth (``memory.guards.identifiers``).
+# and a date of birth (``memory.guards.identifiers``); ``postcode_words``, the words a postcode is given after
+# ("woont in Amsterdam, postcode 1012 AB" says no house number).
 # ``role_before`` / ``role_after``: the words a job is said with ("trabajo como", "de métier"), ``role_articles`` the
-# articles that may stand between (``memory.guards.categories``: a profession is a role, not its field).
+# articles that may stand between (``memory.guards.categories``: a profession is a role, not its field);
+# ``subjects``, a subject studied or taught ("political science", "Religious Education"): a course, not a belief.
 PERSONAL_LISTS = (
     "id_words",
     "address_cues",
+    "postcode_words",
     "birth_cues",
     "not_an_id_before",
     "number_words",
     "bank_words",
     "role_before",
     "role_after",
+    "subjects",
     "role_articles",
     "professions",
     "self_before",
@@ -227,10 +231,32 @@ class _Lists:
         names = [name for name in _PLACEHOLDER.findall(pattern) if name in self.raw]
         if not names:
             return None
-        # The first word of each item: a match needs the whole item, so it needs its first word.
+        # The first word of each item: a match needs the whole item, so it needs its first word, in each way
+        # the item may be written ("conservatives?" is also "conservative", "lib-dem" also "libdem").
         return frozenset(
-            tokens[0] for name in names for item in self.raw[name] if (tokens := _TOKENS.findall(fold_word(item)))
+            tokens[0]
+            for name in names
+            for item in self.raw[name]
+            for written in _written_forms(item)
+            if (tokens := _TOKENS.findall(fold_word(written)))
         )
+
+
+def _written_forms(item: str) -> set[str]:
+    """The ways a list item matches as ``_list_alternation`` compiles it: a character before ``?`` there or
+    not, a hyphen as nothing or as a space."""
+    forms = {item}
+    while any("?" in form or "-" in form for form in forms):
+        forms = {
+            variant
+            for form in forms
+            for variant in (
+                (re.sub(r".\?", "", form, count=1), form.replace("?", "", 1))
+                if "?" in form
+                else (form.replace("-", "", 1), form.replace("-", " ", 1))
+            )
+        }
+    return forms
 
 
 def _category_entry(lists: _Lists, entry: dict, words: list[str], patterns: list[tuple]) -> None:
@@ -328,6 +354,12 @@ def vocabulary() -> Vocabulary:
         keys=tuple(_load("keys.toml")["key"]),
         together=_read_together(files, lists),
     )
+
+
+@lru_cache(maxsize=1)
+def relative_days() -> dict[int, tuple[str, ...]]:
+    """The words of a day said relative to the chat's, by how many days before it (``months.toml``)."""
+    return {int(days): tuple(words) for days, words in _load("months.toml")["relative_days"].items()}
 
 
 @lru_cache(maxsize=1)
