@@ -18,6 +18,11 @@ from memory.guards.vocabulary import UNSPACED, CueGate, cue_pattern, is_unspaced
 from memory.guards.vocabulary.simple import caseless, needed_literals
 
 _TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+(?:'[\w]+)?")
+_ARABIC = "\u0621-\u064a\u066e-\u06d3"
+_ARABIC_LETTER = re.compile(f"[{_ARABIC}]")
+# the particles joined before an Arabic word (and, so, with, for, like, the) and the endings after it
+_ARABIC_BEFORE = "وال|بال|فال|كال|لل|ال|و|ف|ب|ل|ك"
+_ARABIC_AFTER = "ة|ه|ها|هم|هن|ي|ك|كم|نا|ين|ون|ان|ات|ا|تي|ته|تها"
 _MAX_PHRASE = 7
 _HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
 
@@ -61,7 +66,19 @@ class _WordIndex:
             by_start.setdefault(word_stem[:2], []).append(word_stem)
         self.stems_by_start = {start: tuple(stems) for start, stems in by_start.items()}
         self.first_tokens = {parts[0] for parts in self.phrases}
-        self.unspaced_words = re.compile(word_alternation(self.unspaced) or "(?!)")
+        # Arabic is written with spaces, but with particles joined before a word ("لأمي") and endings after it
+        # ("مكتئبة"): a word there is found between those, not inside another word ("أمي" in "أمين", "جدي" in
+        # "جديد"). The other unspaced scripts (Chinese, Japanese, Korean, Thai) anywhere.
+        arabic = [word for word in self.unspaced if _ARABIC_LETTER.search(word)]
+        others = [word for word in self.unspaced if not _ARABIC_LETTER.search(word)]
+        alternatives = []
+        if arabic:
+            alternatives.append(
+                f"(?<![{_ARABIC}])(?:{_ARABIC_BEFORE})?(?P<arabic>{word_alternation(arabic)})(?:{_ARABIC_AFTER})?(?![{_ARABIC}])"
+            )
+        if others:
+            alternatives.append(f"(?:{word_alternation(others)})")
+        self.unspaced_words = re.compile("|".join(alternatives) or "(?!)")
 
     def codes_in(self, folded: str) -> set[str]:
         # "their mother's house" holds "their mother": a possessive's "'s" is not part of the word
@@ -69,9 +86,8 @@ class _WordIndex:
         found: set[str] = set()
         if _HAS_UNSPACED.search(folded):
             for match in self.unspaced_words.finditer(folded):
-                found |= self.unspaced.get(match.group(0), set()) | self.unspaced.get(
-                    re.sub(r"[\s\-]+", " ", match.group(0)), set()
-                )
+                word = match.group("arabic") or match.group(0) if "arabic" in match.re.groupindex else match.group(0)
+                found |= self.unspaced.get(word, set()) | self.unspaced.get(re.sub(r"[\s\-]+", " ", word), set())
         for i, token in enumerate(tokens):
             if token in self.first_tokens:
                 for n in range(1, min(_MAX_PHRASE, len(tokens) - i) + 1):

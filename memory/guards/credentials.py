@@ -104,17 +104,23 @@ def _labelled_cue(text: str, match: re.Match) -> bool:
     """The cue is part of another thing's name: "promo code", "código postal" (the word before it), "予約番号"
     (a label written onto it)."""
     before = text[: match.start()].split()
-    if before and _clean(before[-1]) in _NOT_BEFORE:
-        return True
+    if before and _clean(before[-1]) in _NOT_BEFORE and " " not in match.group(0).strip():
+        return True  # a cue of two words or more ("alarm code") is named already: "room alarm code" is one
     if _UNSPACED_LABELS:
         head = text[max(0, match.start() - 8) : match.end()]
         return head.endswith(_UNSPACED_LABELS) or text[match.start() : match.end() + 8].startswith(_UNSPACED_LABELS)
     return False
 
 
+# A site's name ("mot de passe impots.gouv", "senha do gov.br"): what the password is for, not the password.
+_SITE_NAME = re.compile(r"(?:[a-z][a-z\-]*\.)+(?:com|org|net|gov|gouv|gob|gv|br|fr|de|es|pt|in|it|nl|pl|uk|co|io|app)")
+
+
 def _has_secret_shape(value: str) -> bool:
-    """A value with a digit or a symbol, not a date, a time, a year, a price or a small count."""
+    """A value with a digit or a symbol, not a date, a time, a year, a price, a small count or a site's name."""
     if len(value) < 3 or _NOT_A_VALUE.match(value) or _ELIDED_WORD.fullmatch(value) or _is_s10(value):
+        return False
+    if _SITE_NAME.fullmatch(value):
         return False
     # a vowel sign (Devanagari's, say) is part of a word, not a symbol
     return any(c.isdigit() for c in value) or any(
@@ -212,13 +218,19 @@ def _tokens_after(rest: str) -> tuple[list[str], bool]:
 _LINK_AFTER_ABOUT = 7  # words of a phrase ("for the ...") between a secret word and its link
 
 
-def _link_and_value(tokens: list[str], glued: bool) -> tuple[bool, int]:
+# Spanish "del", "al" open a phrase after a word that always names a secret ("frase secreta del broker: ..."),
+# not after "clave" or "chave", which are also "key" ("la clave del éxito es la paciencia").
+_ABOUT_STRONG = _ABOUT | {"del", "al"}
+_ALSO_KEY = frozenset({"clave", "chave", "la clave", "a chave"})
+
+
+def _link_and_value(tokens: list[str], glued: bool, strong: bool = False) -> tuple[bool, int]:
     linked, index = _after_word(tokens, 0)
     if linked or glued:
         return True, index
     # "the password for the portal is bluebird", "the passphrase for the password manager vault is ...": a link
     # a few words on
-    if not tokens or _clean(tokens[0]) not in _ABOUT:
+    if not tokens or _clean(tokens[0]) not in (_ABOUT_STRONG if strong else _ABOUT):
         return False, index
     for skip in range(1, min(_LINK_AFTER_ABOUT, len(tokens))):
         if _clean(tokens[skip]) in _LINKS:
@@ -231,7 +243,8 @@ def _link_and_value(tokens: list[str], glued: bool) -> tuple[bool, int]:
 def _value_verdict(match: re.Match, rest: str) -> bool | None:
     """Whether the value after the cue is the secret; ``None`` for a postcode after "PIN code"."""
     tokens, glued = _tokens_after(rest)
-    linked, index = _link_and_value(tokens, glued)
+    strong_cue = match.group("strong")
+    linked, index = _link_and_value(tokens, glued, strong_cue is not None and strong_cue.strip() not in _ALSO_KEY)
     if index >= len(tokens):
         return False
     raw = tokens[index]
@@ -406,6 +419,8 @@ _ELIDED_WORD = re.compile(r"[^\W\d_]{1,6}['\u2019][^\W\d_]+")
 
 def _password_shaped(token: str) -> bool:
     if len(token) < 4 or _NOT_A_PASSWORD.match(token) or _NOT_A_VALUE.match(token) or _is_s10(token):
+        return False
+    if _SITE_NAME.fullmatch(token.lower()):
         return False
     letters = any(c.isalpha() for c in token)
     digits = any(c.isdigit() for c in token)

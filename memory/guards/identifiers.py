@@ -519,9 +519,10 @@ _ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
 _BIRTH_CUES = re.compile(cue_pattern(vocabulary().personal["birth_cues"]))
 _ADDRESS_GATE = CueGate(vocabulary().personal["address_cues"])
 _BIRTH_GATE = CueGate(vocabulary().personal["birth_cues"])
-# A house number, with a flat after a slash ("12/4", Polish and Czech addresses) or not.
+# A house number, with a flat after a slash ("12/4", Polish and Czech addresses) or not; not the digits of a
+# word ("ship4@x.com").
 _HOUSE_NUMBER = re.compile(
-    r"(?<![\d.,:/+\-])\d{1,5}[a-z]?(?:/\d{1,4}[a-z]?)?(?![\d:/%]|[.,]\d|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))"
+    r"(?<![\w.,:/+\-@])\d{1,5}[a-z]?(?:/\d{1,4}[a-z]?)?(?![\d:/%]|[.,]\d|\s*(?:am|pm|h|min|km|m|kg|€|\$|%|x|st\s+floor))"
 )
 _A_YEAR = re.compile(rf"(?<![\d.,])(?:19|20)\d\d(?![\d.,])|(?<![\w])['\u2019]\d\d(?!\d)|\d{{4}}\s*年|{_DATE}", re.I)
 _NEAR_CHARS = 60

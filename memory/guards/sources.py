@@ -26,7 +26,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from memory.guards.text import fold_word, view
-from memory.guards.vocabulary import cue_pattern, month_patterns, relative_days
+from memory.guards.vocabulary import month_patterns, relative_days
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
 _NUMBER = re.compile(r"\d+")
@@ -43,7 +43,7 @@ _ACRONYM = re.compile(r"[A-Z0-9]{2,5}s?")
 _ORDINARY_CAPITALISED = frozenset(
     "I Mon Tue Wed Thu Fri Sat Sun Monday Tuesday Wednesday Thursday Friday Saturday Sunday Jan Feb Mar Apr May "
     "Jun Jul Aug Sep Sept Oct Nov Dec January February March April June July August September October November "
-    "December AM PM OK".split()
+    "December AM PM OK Nr No Nro Ref Tel Rp Rs".split()
 )
 
 
@@ -153,7 +153,7 @@ def _day_typed(day: int, month: int, typed: str) -> bool:
 
 @functools.cache
 def _relative_day_words() -> tuple[tuple[int, re.Pattern], ...]:
-    return tuple((days, re.compile(cue_pattern(words))) for days, words in relative_days().items())
+    return tuple((days, re.compile(pattern)) for days, pattern in relative_days().items())
 
 
 def _source_date(source: dict) -> date | None:
@@ -248,13 +248,47 @@ def _word_said(word: str, said_lower: str) -> bool:
     if len(parts) > 1 and all(part in said_lower for part in parts):
         return True
     stem = folded[: max(4, len(folded) - 2)]
-    return len(folded) >= 5 and re.search(rf"(?<!\w){re.escape(stem)}", said_lower) is not None
+    if len(folded) >= 5 and re.search(rf"(?<!\w){re.escape(stem)}", said_lower):
+        return True
+    return _compound_said(folded, said_lower)
+
+
+def _compound_said(folded: str, said_lower: str) -> bool:
+    """A compound of said words ("Stromvertrag" for "Vertragsnummer für den Strom"): each part of four letters
+    or more starts a word the sources hold; or a said word of five letters or more, with a word before it that
+    says what kind ("Stromzähler" for "Zähler")."""
+    for cut in range(3, len(folded) - 4):
+        if re.search(rf"(?<!\w){re.escape(folded[cut:])}(?!\w)", said_lower):
+            return True
+    for cut in range(4, len(folded) - 3):
+        head, tail = folded[:cut], folded[cut:]
+        if re.search(rf"(?<!\w){re.escape(head)}", said_lower) and re.search(
+            rf"(?<!\w){re.escape(tail.removeprefix('s') if len(tail) > 5 else tail)}", said_lower
+        ):
+            return True
+    return False
+
+
+# An amount said with a word for its thousands ("100 ribu", "2 mil", "45k", "3 lakh"): the number a line writes.
+_AMOUNT_WORD = re.compile(
+    r"(?<![\d.,])(\d{1,3}(?:[.,]\d{1,2})?)\s?(k|mil|ribu|rb|thousand|grand|hazaar|hazar|tausend|mille|lakh|lac|juta|crore)\b"
+)
+_AMOUNT_FACTOR = {"lakh": 100_000, "lac": 100_000, "juta": 1_000_000, "crore": 10_000_000}
+
+
+def _amounts(folded: str) -> str:
+    numbers = []
+    for match in _AMOUNT_WORD.finditer(folded):
+        value = float(match.group(1).replace(",", "."))
+        numbers.append(str(round(value * _AMOUNT_FACTOR.get(match.group(2), 1000))))
+    return " ".join(numbers)
 
 
 def _names_not_said(rest: str, said_lower: str) -> bool:
     """A capitalised word (a name) the sources do not hold; acronyms and sentence starts aside."""
     for match in _WORD.finditer(rest):
         word = match.group(0).strip("'-").split("'")[0]  # a suffix after an apostrophe: Turkish "Kasım'da"
+        word = word.rstrip("0123456789") or word  # a currency's letters before an amount ("Rp100")
         if len(word) < 2 or not word[0].isupper() or word in _ORDINARY_CAPITALISED or _ACRONYM.fullmatch(word):
             continue  # an acronym (SMS, SSO, API) is how the writer says a thing, not a name
         if _GERMAN_NOUN.fullmatch(word) or _GERMAN_DETERMINER.search(rest, max(0, match.start() - 12), match.start()):
@@ -312,8 +346,8 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
         # a date the person said with the month in words, written with its number ("1. listopadu" as "1. 11."),
         # or as a day relative to the chat's ("yesterday" as "2 Nov")
         relative = " ".join(f"{d.day} {d.month} {d.day:02} {d.month:02}" for d in _relative_dates(sources))
-        said = f"{said} {_month_numbers(said_view.folded)} {relative}"
-        if unsaid(_NUMBER.findall(view(rest).surface)):
+        said = f"{said} {_month_numbers(said_view.folded)} {relative} {_amounts(said_view.folded)}"
+        if unsaid(_NUMBER.findall(view(rest).digits)) and unsaid(_NUMBER.findall(view(rest).surface)):
             return "not_in_source"
     return "not_in_source" if _names_not_said(rest, said_lower) else None
 

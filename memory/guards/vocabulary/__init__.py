@@ -357,9 +357,15 @@ def vocabulary() -> Vocabulary:
 
 
 @lru_cache(maxsize=1)
-def relative_days() -> dict[int, tuple[str, ...]]:
-    """The words of a day said relative to the chat's, by how many days before it (``months.toml``)."""
-    return {int(days): tuple(words) for days, words in _load("months.toml")["relative_days"].items()}
+def relative_days() -> dict[int, str]:
+    """A day said relative to the chat's, by how many days before it (``months.toml``): one regex over folded
+    text for its words and its patterns."""
+    table = _load("months.toml")
+    patterns = table.get("relative_day_patterns", {})
+    return {
+        int(days): "|".join([cue_pattern(words), *patterns.get(days, [])])
+        for days, words in table["relative_days"].items()
+    }
 
 
 @lru_cache(maxsize=1)
