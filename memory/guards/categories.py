@@ -226,12 +226,20 @@ _FIRST_NAMES = _load_first_names()
 _PLACE_SAINT = re.compile(r"(?:\b(?:San|Santa|Santo|Sao|Saint|Sainte|St|Ste|Sankt|Sant|Sveti|Sveta|Svaty)\.?[\s\-]+)$")
 
 
+# Letters only Vietnamese writes: on such a line a name is read as written, since the plain view makes common
+# words of it names ("Tìm" is "find", not Tim; "Hà" is not Ha).
+_VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]", re.I)
+
+
 def _names_someone(v: View) -> bool:
     text = v.plain
+    written_as = _VIETNAMESE.search(v.surface) is not None
     for match in _NAME_TOKEN.finditer(text):
         if _PLACE_SAINT.search(text, max(0, match.start() - 8), match.start()):
             continue
         if match.group(0) in _FIRST_NAMES and not _OWN_NAME.search(text[: match.start()]):
+            if written_as and not re.search(rf"(?<!\w){re.escape(match.group(0))}(?!\w)", v.surface):
+                continue
             return True
     return False
 

@@ -56,7 +56,7 @@ _EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'\u00ab\u00bb\u201e\u0964\u0965\u3
 # Words about a secret, not a secret ("reset", "réinitialisé", "बदला", "変更"), in every language: never a value.
 _ABOUT_SECRET = re.compile(rf"(?:{word_alternation(_V['about_secret'])})")
 _NOT_A_VALUE = re.compile(
-    r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
+    r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th|er|re|eme|[eºªo])?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
     r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
     r"v?\d+(?:\.\d+)+|[\u05d1\u05dc\u05de\u05d4]-?\d{1,2})$"  # last: a Hebrew "on the 3rd" ("ב-3")
 )
@@ -197,6 +197,24 @@ _NOTE_AFTER_CUE = re.compile(r"\s*[(\[][^)\]]{0,40}[)\]]")
 _LONE_QUOTES = ("\u00ab", "\u201e", "\u201c", '"', "\u300c")
 
 
+def _digits_joined(tokens: list[str]) -> list[str]:
+    """Three or more digits told one by one ("CVC: 0 4 4", "सीवीवी 5 1 3"): one value."""
+    joined: list[str] = []
+    run: list[str] = []
+    for token in [*tokens, ""]:
+        if len(_clean(token)) == 1 and _clean(token).isdigit():
+            run.append(token)
+            continue
+        if len(run) >= 3:
+            joined.append("".join(_clean(digit) for digit in run) + run[-1][len(_clean(run[-1])) :])
+        else:
+            joined.extend(run)
+        run = []
+        if token:
+            joined.append(token)
+    return joined
+
+
 def _tokens_after(rest: str) -> tuple[list[str], bool]:
     """The tokens after a cue, and whether a colon or equals sign is glued to it ("password: x", "pin=1234")."""
     note = _NOTE_AFTER_CUE.match(rest)
@@ -207,7 +225,7 @@ def _tokens_after(rest: str) -> tuple[list[str], bool]:
     for i in range(len(tokens) - 1):
         if tokens[i] in _LONE_QUOTES:
             tokens[i : i + 2] = ['"' + tokens[i + 1], ""]
-    tokens = [token for token in tokens if token]
+    tokens = _digits_joined([token for token in tokens if token])
     if glued and tokens and tokens[0] not in (":", "="):
         tokens[0] = tokens[0][1:]
         if not tokens[0]:
@@ -464,7 +482,8 @@ def _values_in(clause: str) -> list[tuple[int, int, str, str]]:
     for match in _WORDISH.finditer(clause):
         token = match.group(0)
         if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token):
-            values.append((match.start(), match.end(), "password", token))
+            if not _number_label_before(clause[: match.start()]):  # "serial NK4-2291-8830", "model X7-22"
+                values.append((match.start(), match.end(), "password", token))
     return values
 
 
