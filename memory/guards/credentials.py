@@ -51,6 +51,9 @@ _UNSPACED_LABELS = tuple(w for w in _NOT_BEFORE | _folded_set("not_a_code_before
 _LINK_PHRASES = tuple(sorted((link.split() for link in _LINKS if " " in link), key=len, reverse=True))
 
 _TOKEN = re.compile(r"[^\s]+")
+# Words joined by hyphens ("parental-control PIN", "auto-arm", "онлайн-банка"): a thing's name, not a password,
+# unless a word that always names a secret says so ("password: purple-monkey-dishwasher").
+_HYPHENATED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 # Sentence and clause marks of every script (the danda, CJK full stops and commas) are no symbol of a value.
 _EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'\u00ab\u00bb\u201e\u0964\u0965\u3001\u3002\uff01\uff0c\uff1a\uff1b\uff1f\u060c\u061f"
 # Words about a secret, not a secret ("reset", "réinitialisé", "बदला", "変更"), in every language: never a value.
@@ -64,7 +67,7 @@ _OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
 # Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").
 _ABOUT = frozenset(
     "for on of to at in from with para pour fur für furs fürs zum zur vom beim de do da du au aux sur dans en auf im am "
-    "no na pro pra".split()
+    "no na pro pra от для від".split()
 )
 _GET_IN = re.compile(
     r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
@@ -165,6 +168,8 @@ def _after_word(tokens: list[str], start: int) -> tuple[bool, int]:
 
 
 def _value_after_word(value: str, quoted: bool, linked: bool, strong: bool, tokens: list[str], index: int) -> bool:
+    if not strong and not quoted and _HYPHENATED_WORDS.fullmatch(value):
+        return False  # "alarm to auto-arm": words joined by a hyphen after a word that is not always a secret's
     if _has_secret_shape(value) or (quoted and len(value) >= 2):
         return True
     if (linked or strong) and re.fullmatch(r"\d{4,8}", value):
@@ -481,14 +486,10 @@ def _values_in(clause: str) -> list[tuple[int, int, str, str]]:
                 values.append((match.start(), match.end(), "code", match.group(0)))
     for match in _WORDISH.finditer(clause):
         token = match.group(0)
-        if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token):
+        if _password_shaped(token) and not _HOLDS_SECRET_WORD.search(token) and not _HYPHENATED_WORDS.fullmatch(token):
             if not _number_label_before(clause[: match.start()]):  # "serial NK4-2291-8830", "model X7-22"
                 values.append((match.start(), match.end(), "password", token))
     return values
-
-
-# Words joined by hyphens right before a cue qualify it ("parental-control PIN", "one-time code").
-_HYPHENATED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 
 
 def _value_before_cue(gap: str, shape: str, token: str = "") -> bool:
@@ -597,6 +598,12 @@ def totp_key_in(v: View) -> bool:
         return True
     for match in _BASE32_KEY.finditer(v.surface):
         key = re.sub(r"[ \-=]", "", match.group(0))
+        groups = re.split(r"[ \-]", match.group(0).rstrip("="))
+        uneven = len({len(group) for group in groups[:-1]}) > 1 or len(groups[0]) > 8
+        if len(groups) > 1 and uneven:
+            continue  # a key is shown in even groups or whole, not as a word then a code ("confirmation HX7Q2P")
+        if not (key.isupper() or key.islower() or key.isdigit()):
+            continue  # nor in mixed case
         if len(key) >= 16 and any(c.isdigit() for c in key) and any(c.isalpha() for c in key):
             if _cue_in(v, _TOTP_GATE, _TOTP_CUES) or _cue_in(v, _SECRET_GATE, _SECRET_WORD):
                 return True

@@ -35,6 +35,16 @@ def _npi_valid(value: str) -> bool:
     return len(value) == 10 and luhn.is_valid("80840" + value)
 
 
+def _br_pis_valid(value: str) -> bool:
+    """Brazil's PIS/PASEP/NIT/NIS: eleven digits, the last a mod-11 check of the ten before."""
+    digits = re.sub(r"\D", "", value)
+    if len(digits) != 11 or len(set(digits)) == 1:
+        return False
+    total = sum(int(d) * w for d, w in zip(digits[:10], (3, 2, 9, 8, 7, 6, 5, 4, 3, 2), strict=True))
+    check = 11 - total % 11
+    return int(digits[10]) == (0 if check >= 10 else check)
+
+
 def _dea_valid(value: str) -> bool:
     value = value.upper()
     if not re.fullmatch(r"[A-Z][A-Z9]\d{7}", value):
@@ -80,6 +90,7 @@ _CHECKS = {
     "verhoeff": verhoeff.is_valid,
     "npi": _npi_valid,
     "dea": _dea_valid,
+    "br_pis": _br_pis_valid,
 }
 
 
@@ -321,9 +332,10 @@ def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
 
 def _branded_edge(groups: list[str]) -> bool:
     """In 20 or more digits after an order or reference word, a card as a card is written: a Luhn-valid window
-    of its brand's length that starts and ends where groups do, or, inside one run, where the leading zeros end
-    or where the run ends ("Reference: 46463448528786890043" is a Visa with four digits after it). Only those
-    places, so a long reference number is read as a card about one time in ten, not at every offset."""
+    of its brand's length that starts and ends where groups do, or that starts a run where its leading zeros
+    end ("Reference: 46463448528786890043" is a Visa with four digits after it). Not every offset, nor the
+    run's end: a random 20-digit reference starts with a branded Luhn window about one time in twenty (ends
+    too: one in ten), and a tracking or filing number of that length is common after its word."""
     for i in range(len(groups)):
         window = ""
         for group in groups[i:]:
@@ -333,14 +345,11 @@ def _branded_edge(groups: list[str]) -> bool:
             if len(window) >= 13 and _branded(window) and luhn.is_valid(window):
                 return True  # a card and more groups ("4556 7375 8689 9855 0072")
     for group in groups:
-        if len(group) < 20:
-            continue
         body = group.lstrip("0")
-        for brand, lengths in _CARD_BRANDS:
-            for length in lengths:
-                for window in (body[:length], group[-length:]):
-                    if window[:1] != "0" and brand.match(window) and luhn.is_valid(window):
-                        return True
+        if len(group) >= 20 and any(
+            brand.match(body) and luhn.is_valid(body[:length]) for brand, lengths in _CARD_BRANDS for length in lengths
+        ):
+            return True
     return False
 
 
