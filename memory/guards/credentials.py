@@ -67,7 +67,7 @@ _OTP_NUMBER = re.compile(r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)")
 # Words that may open a short phrase between a secret word and its link ("for the portal", "on the app").
 _ABOUT = frozenset(
     "for on of to at in from with para pour fur für furs fürs zum zur vom beim de do da du au aux sur dans en auf im am "
-    "no na pro pra от для від".split()
+    "no na pro pra от для від bei hinten vorne atras derriere peeche".split()
 )
 _GET_IN = re.compile(
     r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
@@ -107,8 +107,9 @@ def _labelled_cue(text: str, match: re.Match) -> bool:
     """The cue is part of another thing's name: "promo code", "código postal" (the word before it), "予約番号"
     (a label written onto it)."""
     before = text[: match.start()].split()
-    if before and _clean(before[-1]) in _NOT_BEFORE and " " not in match.group(0).strip():
-        return True  # a cue of two words or more ("alarm code") is named already: "room alarm code" is one
+    named = match.group("strong") is not None and " " in match.group(0).strip()
+    if before and _clean(before[-1]) in _NOT_BEFORE and not named:
+        return True  # a secret's name of two words or more ("alarm code") is named already: "room alarm code" is one
     if _UNSPACED_LABELS:
         head = text[max(0, match.start() - 8) : match.end()]
         return head.endswith(_UNSPACED_LABELS) or text[match.start() : match.end() + 8].startswith(_UNSPACED_LABELS)
