@@ -290,14 +290,15 @@ def _pattern_code(parts: _LineParts, code: str) -> bool:
     return False
 
 
-# A job said as a job ("Trabaja como abogada", "Lavora come avvocato", "avocate de métier"): the profession is a
-# role, which the defaults keep, not its field. Only a word that alone reads as one of these categories is set
-# aside, so "works as a volunteer for the Greens" still reads as politics.
-_ROLE_FIELDS = ("health", "legal")
+# A job said as a job ("Trabaja como abogada", "Lavora come avvocato", "avocate de métier", "works as the payroll
+# administrator"): the profession is a role, which the defaults keep, not its field. Only a word (or two) that
+# alone reads as one of these categories is set aside, so "works as a volunteer for the Greens" still reads as
+# politics.
+_ROLE_FIELDS = ("health", "legal", "authority")
 _PERSONAL = vocabulary().personal
 _ROLE_GATE = CueGate(_PERSONAL["role_before"] + _PERSONAL["role_after"])
 _ROLE_ARTICLE = rf"(?:(?:{word_alternation(_PERSONAL['role_articles'])})(?:\s+|(?<=')))?"
-_ROLE_JOB = r"[^\W\d_][\w\-]*"
+_ROLE_JOB = r"[^\W\d_][\w\-]*(?:\s+[^\W\d_][\w\-]*)?"
 _JOB_AFTER_CUE = re.compile(rf"(?:{cue_pattern(_PERSONAL['role_before'])})\s+{_ROLE_ARTICLE}(?P<job>{_ROLE_JOB})")
 _CUE_AFTER_JOB = re.compile(cue_pattern(_PERSONAL["role_after"]))
 _LAST_WORD = re.compile(rf"(?P<job>{_ROLE_JOB})\s+$")

@@ -275,6 +275,8 @@ def _value_verdict(match: re.Match, rest: str) -> bool | None:
     value = _clean(raw)
     if _postcode_after_pin(match.group(0), value):
         return None
+    if is_unspaced(value) and _ABOUT_SECRET.match(value):
+        return False  # "パスワード変更済み": a word about the secret written onto it, in a script without spaces
     # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
     quoted = raw[:1] in "\"'\u201c\u2018\u00ab\u201e\u300c"
     strong = match.group("strong") is not None

@@ -69,6 +69,40 @@ def _english_names() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs))
 
 
+# Cyrillic and Greek letters in Latin ones: a name the person wrote in their script ("телеграм", "Βόλβο") is said
+# in a line that writes it in Latin letters ("Telegram", "Volvo").
+_TO_LATIN = str.maketrans(
+    {
+        **dict(zip("абвгдезийклмнопрстуфхцыэ", "abvgdeziiklmnoprstufhcye", strict=True)),
+        "ё": "e",
+        "ж": "zh",
+        "ч": "ch",
+        "ш": "sh",
+        "щ": "sch",
+        "ю": "yu",
+        "я": "ya",
+        "ъ": "",
+        "ь": "",
+        "і": "i",
+        "ї": "i",
+        "є": "e",
+        "ґ": "g",
+        **dict(zip("αβγδεζηικλμνξοπρστυφχω", "avgdeziiklmnxoprstyfho", strict=True)),
+        "θ": "th",
+        "ψ": "ps",
+        "ς": "s",
+        "ά": "a",
+        "έ": "e",
+        "ή": "i",
+        "ί": "i",
+        "ό": "o",
+        "ύ": "y",
+        "ώ": "o",
+    }
+)
+_NON_LATIN_LETTER = re.compile(r"[\u0370-\u03ff\u0400-\u04ff]")
+
+
 def with_english_names(said_lower: str) -> str:
     """The text as said, plus the English form of every name it holds in another language. A name
     of two or more words or in another script is matched as written; a one-word Latin-script name
@@ -79,6 +113,8 @@ def with_english_names(said_lower: str) -> str:
             continue
         if whole_word is None or whole_word.search(said_lower):
             found.append(english)
+    if _NON_LATIN_LETTER.search(said_lower):
+        found.append(said_lower.translate(_TO_LATIN))
     return said_lower + (" " + " ".join(found) if found else "")
 
 
@@ -145,7 +181,8 @@ def _day_typed(day: int, month: int, typed: str) -> bool:
     words = _months()[month].pattern
     d = rf"0?{day}(?:st|nd|rd|th|er|e|\.)?"
     return bool(
-        re.search(rf"(?<!\d){d}\s*(?:of\s+|de\s+|di\s+|-)?(?<![\w])(?:{words})", typed)
+        re.search(rf"(?<!\d)0?{month}\s*[\u6708\uc6d4]\s*0?{day}\s*[\u65e5\u53f7\uc77c]", typed)  # 11月2日, 11월 2일
+        or re.search(rf"(?<!\d){d}\s*(?:of\s+|de\s+|di\s+|-)?(?<![\w])(?:{words})", typed)
         or re.search(rf"(?<![\w])(?:{words})\.?\s+{d}(?!\d)", typed)
         or re.search(rf"(?<![\d./]){day:0>1}[./]0?{month}(?![\d])|(?<![\d./])0{day}[./]0?{month}(?![\d])", typed)
     )

@@ -214,8 +214,16 @@ def _value_refusal(line: _Line, value: str, compact: str, whole: bool) -> str | 
     return None
 
 
+# A date as people write it ("30/10/2026", "10/30/2026", "2026-10-30", "01.11.26"): never an id.
+_DATE_WRITTEN = re.compile(
+    r"(?:0?[1-9]|[12]\d|3[01])[./\-](?:0?[1-9]|[12]\d|3[01])[./\-](?:19|20)?\d\d|(?:19|20)\d\d[./\-](?:0?[1-9]|1[0-2])[./\-](?:0?[1-9]|[12]\d|3[01])"
+)
+
+
 def _candidate_refusal(line: _Line, match: re.Match) -> str | None:
     written = match.group(0)
+    if _DATE_WRITTEN.fullmatch(written):
+        return None
     groups = _SEPARATOR_RUN.split(written)
     if sum(len(g) for g in groups) < 7 or _UUID_SHAPE.search(written):
         return None  # too short for any format; a UUID is an object's id, not a person's
