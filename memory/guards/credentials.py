@@ -197,6 +197,8 @@ def _names_something_else(rest: str) -> bool:
     return bool(following) and (following[0] in _NOT_AFTER_CUE or " ".join(following) in _NOT_AFTER_CUE)
 
 
+# The cues that name a secret made of words ("passphrase", "frase de acceso", "phrase secrète", "Merksatz").
+_PHRASE_CUE = re.compile(r"phras|frase|satz|fraza|ifade|фраз")
 # A short note in brackets right after a cue ("security code (back of card) is 417"): passed over.
 _NOTE_AFTER_CUE = re.compile(r"\s*[(\[][^)\]]{0,40}[)\]]")
 # An opening quote standing alone before a value ("phrase secrète : « le chat ... »"): joined to it.
@@ -219,6 +221,16 @@ def _digits_joined(tokens: list[str]) -> list[str]:
         if token:
             joined.append(token)
     return joined
+
+
+def _phrase_value(words: list[str]) -> bool:
+    """Three words that read as a chosen phrase, not as a sentence about it ("set in the app")."""
+    cleaned = [_clean(word) for word in words]
+    return (
+        len(cleaned) == 3
+        and sum(word in _VALUE_STOP for word in cleaned) <= 1
+        and not any(_ABOUT_SECRET.fullmatch(word) for word in cleaned)
+    )
 
 
 def _tokens_after(rest: str) -> tuple[list[str], bool]:
@@ -277,6 +289,8 @@ def _value_verdict(match: re.Match, rest: str) -> bool | None:
         return None
     if is_unspaced(value) and _ABOUT_SECRET.match(value):
         return False  # "パスワード変更済み": a word about the secret written onto it, in a script without spaces
+    if linked and _PHRASE_CUE.search(match.group(0)) and _phrase_value(tokens[index : index + 3]):
+        return True  # a pass phrase is words, whatever the first one ("frase de acceso: tres tristes tigres")
     # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
     quoted = raw[:1] in "\"'\u201c\u2018\u00ab\u201e\u300c"
     strong = match.group("strong") is not None

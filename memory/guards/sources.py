@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -275,12 +276,16 @@ _GERMAN_DETERMINER = re.compile(
 )
 
 
+def _without_accents(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
 def _word_said(word: str, said_lower: str) -> bool:
     """Whether the sources hold the word: as written, each part of a hyphenated word ("E-Mail" for "mail"), or
     its stem, the word less an inflection's last letters ("Warszawie" for "Warszawy", "Teams" for "team")."""
     folded = word.casefold()
-    if folded in said_lower:
-        return True
+    if folded in said_lower or _without_accents(folded) in said_lower:
+        return True  # "PSČ" and "práce" for a person who typed "psc" and "prace"
     parts = [part for part in folded.split("-") if len(part) >= 2]
     if len(parts) > 1 and all(part in said_lower for part in parts):
         return True
@@ -319,6 +324,11 @@ def _amounts(folded: str) -> str:
         value = float(match.group(1).replace(",", "."))
         numbers.append(str(round(value * _AMOUNT_FACTOR.get(match.group(2), 1000))))
     return " ".join(numbers)
+
+
+# A word the person abbreviated ("seriennr", "kundennr", "tel"): its full form is said too.
+_ABBREVIATIONS = {"nr": "nummer", "tel": "telefon"}
+_ABBREVIATED = re.compile(r"(?<=\w)nr\b|\bnr\b|\btel\b")
 
 
 def _names_not_said(rest: str, said_lower: str) -> bool:
@@ -368,6 +378,7 @@ def source_refusal(line: str, sources: list[dict]) -> str | None:
     said = " \n ".join(" ".join(str(s.get(key) or "") for key in ("text", "label", "name", "day")) for s in sources)
     said_view = view(said)
     said_lower = with_english_names(said_view.plain.casefold() + " " + said.casefold())
+    said_lower += " " + _ABBREVIATED.sub(lambda m: _ABBREVIATIONS[m.group(0)], said_lower)
     rest = _without_days(_without_source_years(line, sources), _days(sources))
     if any(email.casefold() not in said_lower for email in _EMAIL.findall(rest)):
         return "not_in_source"
