@@ -59,7 +59,7 @@ _EDGE = ".,;!?()[]{}\u201c\u201d\u2018\u2019\"'\u00ab\u00bb\u201e\u0964\u0965\u3
 # Words about a secret, not a secret ("reset", "réinitialisé", "बदला", "変更"), in every language: never a value.
 _ABOUT_SECRET = re.compile(rf"(?:{word_alternation(_V['about_secret'])})")
 _NOT_A_VALUE = re.compile(
-    r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th|er|re|eme|[eºªo])?|\d{1,2}[/.\-]\d{1,2}(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
+    r"^(?:(?:19|20)\d\d|(?:19|20)\d\d[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}(?:st|nd|rd|th|er|re|eme|[eºªo])?|(?:0?[1-9]|[12]\d|3[01])[/.\-](?:0?[1-9]|[12]\d|3[01])(?:[/.\-]\d{2,4})?|\d{1,2}[:.]\d{2}(?:am|pm)?|"
     r"\d{1,2}(?:am|pm)|[$\u00a3\u20ac\u20b9\u00a5]\S*|\S*%|\d+(?:x|k|gb|mb|tb|min|mins|s|h|hrs|days?)|"
     r"v?\d+(?:\.\d+)+|[\u05d1\u05dc\u05de\u05d4]-?\d{1,2})$"  # last: a Hebrew "on the 3rd" ("ב-3")
 )

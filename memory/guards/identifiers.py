@@ -239,8 +239,9 @@ def _iban_in(v: View) -> bool:
         # the longest valid prefix (an IBAN followed by words)
         if any(stdnum_iban.is_valid(compact[:n]) for n in range(15, min(34, len(compact)) + 1)):
             return True
-        if digits >= 10 and len(compact) >= 15 and match.group(0)[:2].isupper():
-            return True
+        written = match.group(0)
+        if digits >= 10 and len(compact) >= 15 and written[:2].isupper() and not any(c.islower() for c in written):
+            return True  # printed as an IBAN is (upper case), not words run together ("BA117 to JFK for 14 Dec")
     return False
 
 
