@@ -303,6 +303,20 @@ def _branded(window: str) -> bool:
     return any(brand.match(window) and len(window) in lengths for brand, lengths in _CARD_BRANDS)
 
 
+def _group_aligned_card(groups: list[str], *, branded: bool) -> bool:
+    """A Luhn-valid 13-19 digit window that starts and ends where groups do (with ``branded``, one that also
+    starts as a card brand does and has its length)."""
+    for i in range(len(groups)):
+        window = ""
+        for group in groups[i:]:
+            window += group
+            if len(window) > 19:
+                break
+            if len(window) >= 13 and window[0] != "0" and (not branded or _branded(window)) and luhn.is_valid(window):
+                return True
+    return False
+
+
 def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
     """A Luhn-valid 13-19 digit window that starts and ends where groups do (a card with a prefix, a
     suffix or another card joined to it); inside one run of 14-19 digits, a card of its brand's length
@@ -312,14 +326,8 @@ def _luhn_window(groups: list[str], *, labelled: bool = False) -> bool:
     number in ten does, but no card is 13 digits starting with 2."""
     if any(14 <= len(group) <= 19 and _branded_window(group, labelled=labelled) for group in groups):
         return True
-    for i in range(len(groups)):
-        window = ""
-        for group in groups[i:]:
-            window += group
-            if len(window) > 19:
-                break
-            if len(window) >= 13 and window[0] != "0" and (not labelled or _branded(window)) and luhn.is_valid(window):
-                return True
+    if _group_aligned_card(groups, branded=labelled):
+        return True
     for group in groups:
         if len(group) >= 20:
             body = group.lstrip("0")
@@ -337,14 +345,8 @@ def _branded_edge(groups: list[str]) -> bool:
     end ("Reference: 46463448528786890043" is a Visa with four digits after it). Not every offset, nor the
     run's end: a random 20-digit reference starts with a branded Luhn window about one time in twenty (ends
     too: one in ten), and a tracking or filing number of that length is common after its word."""
-    for i in range(len(groups)):
-        window = ""
-        for group in groups[i:]:
-            window += group
-            if len(window) > 19:
-                break
-            if len(window) >= 13 and _branded(window) and luhn.is_valid(window):
-                return True  # a card and more groups ("4556 7375 8689 9855 0072")
+    if _group_aligned_card(groups, branded=True):
+        return True  # a card and more groups ("4556 7375 8689 9855 0072")
     for group in groups:
         body = group.lstrip("0")
         if len(group) >= 20 and any(
