@@ -86,7 +86,7 @@ class _WordIndex:
         found: set[str] = set()
         if _HAS_UNSPACED.search(folded):
             for match in self.unspaced_words.finditer(folded):
-                word = match.group("arabic") or match.group(0) if "arabic" in match.re.groupindex else match.group(0)
+                word = match.groupdict().get("arabic") or match.group(0)
                 found |= self.unspaced.get(word, set()) | self.unspaced.get(re.sub(r"[\s\-]+", " ", word), set())
         for i, token in enumerate(tokens):
             if token in self.first_tokens:
@@ -172,6 +172,10 @@ _PATTERNS = {
     )
     for code, category in vocabulary().categories.items()
 }
+# Every pattern by its number (``_PATTERNS``' order), and the numbers of each code's patterns.
+_ENTRIES = tuple(entry for patterns in _PATTERNS.values() for entry in patterns)
+_CODES = tuple(code for code, patterns in _PATTERNS.items() for _ in patterns)
+_NUMBERS = {code: frozenset(n for n, of in enumerate(_CODES) if of == code) for code in _PATTERNS}
 
 
 def _gate_index(position: int) -> tuple[dict[str, frozenset[int]], frozenset[int]]:
@@ -180,8 +184,7 @@ def _gate_index(position: int) -> tuple[dict[str, frozenset[int]], frozenset[int
     pattern testing its own set against the line."""
     by_word: dict[str, set[int]] = {}
     ungated: set[int] = set()
-    entries = (entry for patterns in _PATTERNS.values() for entry in patterns)
-    for number, entry in enumerate(entries):
+    for number, entry in enumerate(_ENTRIES):
         gate = cast("frozenset[str] | None", entry[position])
         if gate is None:
             ungated.add(number)
@@ -192,14 +195,6 @@ def _gate_index(position: int) -> tuple[dict[str, frozenset[int]], frozenset[int
 
 _BY_NEED, _NO_NEED = _gate_index(1)
 _BY_START, _NO_START = _gate_index(2)
-# every pattern by its number (``_PATTERNS``' order), and each code's patterns with their numbers
-_ENTRIES = tuple(entry for patterns in _PATTERNS.values() for entry in patterns)
-_NUMBERED = {}
-_next = 0
-for _code, _entries in _PATTERNS.items():
-    _NUMBERED[_code] = tuple(enumerate(_entries, start=_next))
-    _next += len(_entries)
-_NUMBERS = {code: frozenset(number for number, _ in numbered) for code, numbered in _NUMBERED.items()}
 _PLAIN_TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 # A person named by a common first name is someone else, unless the line says what the person themself is

@@ -279,8 +279,8 @@ def _link_and_value(tokens: list[str], glued: bool, strong: bool = False) -> tup
 def _value_verdict(match: re.Match, rest: str) -> bool | None:
     """Whether the value after the cue is the secret; ``None`` for a postcode after "PIN code"."""
     tokens, glued = _tokens_after(rest)
-    strong_cue = match.group("strong")
-    linked, index = _link_and_value(tokens, glued, strong_cue is not None and strong_cue.strip() not in _ALSO_KEY)
+    strong = match.group("strong") is not None
+    linked, index = _link_and_value(tokens, glued, strong and match.group("strong").strip() not in _ALSO_KEY)
     if index >= len(tokens):
         return False
     raw = tokens[index]
@@ -293,7 +293,6 @@ def _value_verdict(match: re.Match, rest: str) -> bool | None:
         return True  # a pass phrase is words, whatever the first one ("frase de acceso: tres tristes tigres")
     # a word about the secret ("password reset", "logs in with the 2FA app"): only a code told later counts
     quoted = raw[:1] in "\"'\u201c\u2018\u00ab\u201e\u300c"
-    strong = match.group("strong") is not None
     return value not in _VALUE_STOP and _value_after_word(value, quoted, linked, strong, tokens, index)
 
 

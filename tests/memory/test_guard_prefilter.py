@@ -77,9 +77,8 @@ def test_word_and_script_gates_never_skip_a_line_the_pattern_matches():
     """The other two skips: a table's ``gate_words`` (an amount's "ahorrados") and a pattern's script (a
     Hebrew pattern on a line with no Hebrew letter). Over every eval line, a line the pattern matches passes both."""
     gated = [
-        (code, number, row)
-        for code, rows in categories._NUMBERED.items()
-        for number, row in rows
+        (categories._CODES[number], number, row)
+        for number, row in enumerate(categories._ENTRIES)
         if row[4] is not None or row[1] is not None or row[2] is not None
     ]
     assert any(row[4] is not None for *_, row in gated) and any(row[2] is not None for *_, row in gated)
