@@ -276,6 +276,10 @@ def _link_and_value(tokens: list[str], glued: bool, strong: bool = False) -> tup
     return False, index
 
 
+# Japanese and Korean particles joined between the secret word and a word about it ("パスワードを変更済み").
+_JOINED_PARTICLES = "をはがもの을를은는이가도"
+
+
 def _value_verdict(match: re.Match, rest: str) -> bool | None:
     """Whether the value after the cue is the secret; ``None`` for a postcode after "PIN code"."""
     tokens, glued = _tokens_after(rest)
@@ -287,7 +291,7 @@ def _value_verdict(match: re.Match, rest: str) -> bool | None:
     value = _clean(raw)
     if _postcode_after_pin(match.group(0), value):
         return None
-    if is_unspaced(value) and _ABOUT_SECRET.match(value):
+    if is_unspaced(value) and _ABOUT_SECRET.match(value.lstrip(_JOINED_PARTICLES)):
         return False  # "パスワード変更済み": a word about the secret written onto it, in a script without spaces
     if linked and _PHRASE_CUE.search(match.group(0)) and _phrase_value(tokens[index : index + 3]):
         return True  # a pass phrase is words, whatever the first one ("frase de acceso: tres tristes tigres")
@@ -431,6 +435,8 @@ def _word_as_secret(folded: str) -> bool:
     (password)"."""
     for match in _WORD_AS_SECRET.finditer(folded):
         value = _clean(match.group("value"))
+        if _postcode_after_pin(match.group(0) + folded[match.end() : match.end() + 6], value):
+            continue  # "110001 (PIN code)": India's postcode named after it
         if value and _is_word_value(value) and value not in _LINKS and value not in _COMMON_SUBJECTS:
             if value not in _VALUE_STOP_BEFORE and not _HOLDS_SECRET_WORD.search(value):
                 return True
@@ -508,10 +514,11 @@ def _values_in(clause: str) -> list[tuple[int, int, str, str]]:
     return values
 
 
-def _value_before_cue(gap: str, shape: str, token: str = "") -> bool:
+def _value_before_cue(gap: str, shape: str, token: str = "", cue: str = "") -> bool:
     """A value then its cue: a password a few words before ("Tulip-93 is what I use as the password"), a code
-    named by "as the" or "is the" ("uses 4821 as the PIN", "4821 is the code")."""
-    if set(gap.split()) & _VALUE_STOP_BEFORE:
+    named by "as the" or "is the" ("uses 4821 as the PIN", "4821 is the code"); not India's postcode named
+    after it ("560034 (PIN code)")."""
+    if _postcode_after_pin(cue, token) or set(gap.split()) & _VALUE_STOP_BEFORE:
         return False
     if not gap.strip() and _HYPHENATED_WORDS.fullmatch(token):
         return False
@@ -529,7 +536,7 @@ def _value_after_cue(gap: str, cue: re.Match, token: str) -> bool:
 def _near(clause: str, cue: re.Match, value: tuple[int, int, str, str]) -> bool:
     start, end, shape, token = value
     if end <= cue.start():
-        return _value_before_cue(clause[end : cue.start()], shape, token)
+        return _value_before_cue(clause[end : cue.start()], shape, token, cue.group(0))
     return start >= cue.end() and _value_after_cue(clause[cue.end() : start], cue, token)
 
 
@@ -585,13 +592,14 @@ def _bip39_words() -> dict[str, int]:
     return masks
 
 
-def seed_phrase_in(v: View) -> bool:
-    """A run of words all from one BIP-39 list: twelve in a row, or six beside a seed word. Numbering
-    ("1. abandon 2. ability") is skipped. One look-up a word: each word carries the lists it is in, and a
-    run goes on while the words share a list."""
+_SPACED_HAN = re.compile(r"(?:[\u4e00-\u9fff][\s\u3000]+){5,}[\u4e00-\u9fff]")
+
+
+def _bip39_run(tokens: list[str]) -> int:
+    """The longest run of tokens sharing a BIP-39 list."""
     masks = _bip39_words()
     run = best = mask = 0
-    for raw in v.folded.split():
+    for raw in tokens:
         token = raw.strip(_SEED_EDGE)
         if not token or token.rstrip(".)").isdigit():
             continue
@@ -602,6 +610,18 @@ def seed_phrase_in(v: View) -> bool:
         else:
             run, mask = (1, found) if found else (0, 0)
         best = max(best, run)
+    return best
+
+
+def seed_phrase_in(v: View) -> bool:
+    """A run of words all from one BIP-39 list: twelve in a row, or six beside a seed word. Numbering
+    ("1. abandon 2. ability") is skipped. One look-up a word: each word carries the lists it is in, and a
+    run goes on while the words share a list."""
+    best = _bip39_run(v.folded.split())
+    if best < _SEED_NEAR_CUE and _SPACED_HAN.search(v.surface):
+        # the folded view joins characters typed one by one ("双 痕 斗" is "双痕斗"): a Chinese list's words are
+        # characters, read where the person spaced them
+        best = _bip39_run(v.surface.split())
     if best >= _SEED_ALONE:
         return True
     return best >= _SEED_NEAR_CUE and (_cue_in(v, _SEED_GATE, _SEED_CUES) or _cue_in(v, _SECRET_GATE, _SECRET_WORD))
