@@ -93,12 +93,10 @@ class _WordIndex:
 
     def codes_in(self, folded: str) -> set[str]:
         # "their mother's house" holds "their mother": a possessive's "'s" is not part of the word
-        tokens = [token[:-2] if token.endswith("'s") else token for token in _tokens(folded)]
-        found: set[str] = set()
-        if _HAS_UNSPACED.search(folded):
-            for match in self.unspaced_words.finditer(folded):
-                word = match.groupdict().get("arabic") or match.group(0)
-                found |= self.unspaced.get(word, set()) | self.unspaced.get(re.sub(r"[\s\-]+", " ", word), set())
+        tokens = _tokens(folded)
+        if "'s" in folded:
+            tokens = [token[:-2] if token.endswith("'s") else token for token in tokens]
+        found = self._unspaced_codes(folded) if _HAS_UNSPACED.search(folded) else set()
         words = set(tokens)
         for word in words & self.words.keys():
             found |= self.words[word]
@@ -112,9 +110,14 @@ class _WordIndex:
         for word in words:
             stems = self.stems_by_start.get(word[:2])
             if stems and word.startswith(stems):
-                for stem in stems:
-                    if word.startswith(stem):
-                        found |= self.stem_codes[stem]
+                found.update(*(self.stem_codes[stem] for stem in stems if word.startswith(stem)))
+        return found
+
+    def _unspaced_codes(self, folded: str) -> set[str]:
+        found: set[str] = set()
+        for match in self.unspaced_words.finditer(folded):
+            word = match.groupdict().get("arabic") or match.group(0)
+            found |= self.unspaced.get(word, set()) | self.unspaced.get(re.sub(r"[\s\-]+", " ", word), set())
         return found
 
 
@@ -303,13 +306,13 @@ class _LineParts:
 def _pattern_code(parts: _LineParts, code: str) -> bool:
     """Whether one of the code's patterns matches the line: only those its word prefilters let through (one
     set intersection), then their literal and script gates, are searched."""
+    holds = parts.low.__contains__
     for number in parts.open.intersection(_NUMBERS.get(code, ())):
         pattern, _needs, _starts, literals, script = _ENTRIES[number]
-        if (
-            may_match(literals, parts.low)
-            and (script is None or script.search(parts.v.plain))
-            and pattern.search(parts.v.plain)
-        ):
+        # the literal gate (prefilter.may_match), written out: it runs for every open pattern of every line
+        if literals and not all(any(map(holds, group)) for group in literals):
+            continue
+        if (script is None or script.search(parts.v.plain)) and pattern.search(parts.v.plain):
             return True
     return False
 

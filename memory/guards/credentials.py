@@ -94,13 +94,11 @@ _LOGIN_PAIR = re.compile(
 _URL_CREDENTIALS = prefiltered(re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I))
 # One regex for every vendor rule: one scan of the line instead of one per rule.
 _KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
-# Runs of key characters (_TOKEN_RUN, _KEY_RUN), each tried from its first character only: a run too short is not
-# tried again from every character inside it.
-_TOKEN_RUN = re.compile(r"(?<![A-Za-z0-9_\-+/=.:$~%])[A-Za-z0-9_\-+/=.:$~%]{16,}")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
 _AWS_PREFIXES = ("AKIA", "ABIA", "ACCA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "A3T")
 _COMPOUND = re.compile(r"-[^\W\d_]")
 _ORDER_NUMBER = re.compile(r"[A-Z0-9\-]{1,24}")
-_KEY_RUN = re.compile(r"(?<![A-Za-z0-9_\-+/=.:$~%{}\"])[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
+_KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
 _KEY_WORD = re.compile(r"(?i)\b(?:bearer|basic|token|key|secret|sig|signature|session|sessionid|cookie|sid)\b")
 _PRIVATE_KEY = prefiltered(re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I))
 
@@ -374,8 +372,8 @@ def _obfuscated_secret_word(surface: str) -> bool:
         if _LEET_CHARS.isdisjoint(token):
             continue  # no look-alike in it
         core = token.strip(_EDGE)
-        if any(c.isalpha() for c in core) and not core.isalpha():
-            if core.translate(_LEET_TABLE).strip("!|") in _STRONG_SINGLE:
+        if core.translate(_LEET_TABLE).strip("!|") in _STRONG_SINGLE:
+            if any(c.isalpha() for c in core) and not core.isalpha():
                 return True
     return False
 

@@ -253,6 +253,9 @@ _GROUPED = re.compile(
     r"(?<![A-Za-z0-9])[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*)*(?![A-Za-z0-9])"
 )
 _GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
+# A run of digits and separators (_GROUPED's characters) long enough to hold 13 digits: a line without one holds
+# no card-length number, and _GROUPED is not searched.
+_CARD_LENGTH_RUN = re.compile(r"[0-9OoIlSBZz\s.\-/_|\\,]{13,}")
 _LOOKALIKE = str.maketrans("OoIlSBZz", "00115822")  # a Z is a 2 inside a card ("4O7Z S922 ...")
 _LABELLED_NUMBER = re.compile(
     rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
@@ -370,7 +373,7 @@ def card_in(v: View) -> str | None:
         return "card_number"
     card_words = bool(_CARD_WORDS.search(v.folded))
     text = v.plain
-    for match in _GROUPED.finditer(text):
+    for match in _GROUPED.finditer(text) if _CARD_LENGTH_RUN.search(text) else ():
         groups = _groups(match.group(0))
         if len("".join(groups)) < 13:
             continue
@@ -534,6 +537,18 @@ _STREETISH = (
     | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
 )
 _STREET_ENDINGS = ("strasse", "straße", "str", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht")
+# What a line must hold for _ADDRESS to match, read from its alternatives, as the view's whole words: a street's word
+# ("road", "av", a Bengaluru "cross"), the word a flat or house number follows ("house no", "h.no"), a word a flat
+# number starts ("flat5", "apto") or a street's name ends with ("hauptstrasse"). Letters cut from a longer word
+# ("pl" in a key) are none of these.
+_STREET_WORDS = frozenset(_STREET.replace("\\.", "").split("|")) | {"cross", "main", "house", "plot", "door", "h"}
+_FLAT_STARTS = tuple("flat apt apto apartment apartamento unit piso etage andar depto dpto hno".split())
+
+
+def _may_name_a_street(v: View) -> bool:
+    return not v.words.isdisjoint(_STREET_WORDS) or any(
+        word.startswith(_FLAT_STARTS) or word.endswith(_STREET_ENDINGS) for word in v.words
+    )
 
 
 _ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
@@ -652,7 +667,7 @@ def personal_identifier_in(v: View) -> bool:
         and not any(word.endswith(_STREET_ENDINGS) for word in words)
     ):
         return False
-    return bool(_DOB.search(folded)) or _street_address(folded)
+    return bool(_DOB.search(folded)) or (_may_name_a_street(v) and _street_address(folded))
 
 
 def _street_address(folded: str) -> bool:

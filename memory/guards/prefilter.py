@@ -22,7 +22,7 @@ from re import _constants as _sre_c  # type: ignore[attr-defined]  # CPython's r
 from re import _parser as _sre_parse  # type: ignore[attr-defined]  # (as _sre and re._casefix, mypy.ini)
 from re._casefix import _EXTRA_CASES
 
-__all__ = ["Prefiltered", "caseless", "may_match", "prefiltered", "required_literals"]
+__all__ = ["Prefiltered", "caseless", "caseless_of_line", "may_match", "prefiltered", "required_literals"]
 
 # The regex engine's own parser and case tables (CPython 3.11's re package), so the prefilter reads a
 # pattern exactly as the engine does.
@@ -56,8 +56,9 @@ def caseless(text: str) -> str:
     return _SPACE_RUN.sub(" ", out) if "  " in out else out
 
 
-# The few texts of the line being checked (its views), each made caseless once for every pattern that reads it.
-_caseless_of_line = lru_cache(maxsize=16)(caseless)
+# The few texts of the line being checked (its views), each made caseless once for every pattern that reads it
+# (``caseless_of_line.cache_clear()`` forgets them: the benchmark times every call as a new line).
+caseless_of_line = lru_cache(maxsize=16)(caseless)
 
 # A group is worth testing when each of its strings is two characters or more, or one symbol ("=", "@", ":"), and
 # it is short enough that testing it costs less than the scan it may save.
@@ -184,7 +185,7 @@ class Prefiltered:
         self.groups = groups
 
     def _may_match(self, text: str) -> bool:
-        return may_match(self.groups, _caseless_of_line(text))
+        return may_match(self.groups, caseless_of_line(text))
 
     def search(self, text: str, *span: int) -> re.Match | None:
         return self.pattern.search(text, *span) if self._may_match(text) else None

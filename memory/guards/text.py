@@ -36,6 +36,8 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import groupby
+from operator import itemgetter
 
 __all__ = [
     "UNSPACED",
@@ -84,6 +86,7 @@ def _digit_table() -> dict[int, str]:
 
 
 _TABLE = {**_digit_table(), **_INVISIBLE}
+assert min(_TABLE) >= 0x80  # an ASCII line is never changed by the table (surface skips it)
 
 # Word edges that also hold for Devanagari, whose vowel signs are not \w to Python's re.
 WORD_START = r"(?<![\w\u0900-\u0963\u0966-\u097F])"
@@ -169,7 +172,9 @@ def fold_word(word: str) -> str:
 
 def surface(text: str) -> str:
     """NFKC, invisible characters removed, digits ASCII, dashes ``-``, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text or "").translate(_TABLE)
+    text = unicodedata.normalize("NFKC", text or "")
+    if not text.isascii():
+        text = text.translate(_TABLE)
     return " ".join(text.split())  # what collapsing runs of \s and stripping gives, without a regex
 
 
@@ -204,6 +209,7 @@ def _unleet(match: re.Match) -> str:
 
 
 _VIEW_WORD = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
+_FIRST_TWO = itemgetter(slice(0, 2))
 # Scripts written without spaces between words, or with particles joined to them (Chinese, Japanese, Korean,
 # Arabic, Thai): their words are matched anywhere, not between word edges.
 UNSPACED = "\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -227,9 +233,9 @@ def _unleet_tokens(folded: str) -> str:
     tokens = folded.split(" ")
     if len(tokens) == 1:
         return _LEETY_TOKEN.sub(_unleet, folded)
-    for i, token in enumerate(tokens):
-        if token and not token.isalpha() and _LEET_NEIGHBOURS.search(token):
-            tokens[i] = _LEETY_TOKEN.sub(_unleet, token)
+    # the tokens holding a look-alike beside a letter, by their number: one scan of the line, not one per token
+    for i in {folded.count(" ", 0, match.start()) for match in _LEET_NEIGHBOURS.finditer(folded)}:
+        tokens[i] = _LEETY_TOKEN.sub(_unleet, tokens[i])
     return " ".join(tokens)
 
 
@@ -250,11 +256,8 @@ class View:
     @cached_property
     def by_start(self) -> dict[str, tuple[str, ...]]:
         """The words by their first two letters: a stem or a word start is tried only on the words that begin as it
-        does."""
-        found: dict[str, list[str]] = {}
-        for word in self.words:
-            found.setdefault(word[:2], []).append(word)
-        return {start: tuple(words) for start, words in found.items()}
+        does. (Sorted, the words that begin alike stand together.)"""
+        return {start: tuple(words) for start, words in groupby(sorted(self.words), key=_FIRST_TWO)}
 
     @cached_property
     def starts(self) -> frozenset[str]:

@@ -187,6 +187,12 @@ _PIECES = [
     "12th",
     "flat5",
     "ab_c",
+    " flat5",
+    " h.no 4",
+    " 12 Main Road",
+    "hauptstrasse 5",
+    "4242 4242 4242 4242",
+    "O0l1",
 ]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
@@ -204,8 +210,6 @@ def test_fast_forms_find_what_the_plain_forms_found(text):
     )
     assert bool(credentials._INNER_MARK.search(text)) == bool(re.search(r"[^\W_][._@][^\W_]", text))
     assert spans(categories._NAME_TOKEN, r"\b[A-Z][\w\-]+")
-    assert spans(credentials._KEY_RUN, r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
-    assert spans(credentials._TOKEN_RUN, r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
     assert " ".join(text.split()) == re.sub(r"\s+", " ", text).strip()
     if normaliser._SPACED_LETTERS.search(text):
         assert normaliser._SPACED_LETTER.search(text)
@@ -216,3 +220,18 @@ def test_fast_forms_find_what_the_plain_forms_found(text):
     v = view(text)
     letter_words = {run for word in v.words for run in identifiers._NOT_A_LETTER.split(word) if run}
     assert letter_words == set(re.findall(r"(?:[^\W\d_]|[\u0900-\u0963\u0966-\u097F])+", v.folded))
+    _hand_gates_hold(v)
+
+
+def _hand_gates_hold(v) -> None:
+    """The gates written from a pattern's shape say yes whenever the pattern finds something that counts."""
+    if identifiers._ADDRESS.search(v.folded):
+        assert identifiers._may_name_a_street(v), v.folded
+    if any(len("".join(identifiers._groups(m.group(0)))) >= 13 for m in identifiers._GROUPED.finditer(v.plain)):
+        assert identifiers._CARD_LENGTH_RUN.search(v.plain), v.plain
+
+
+def test_hand_gates_hold_on_every_eval_line():
+    for text in _texts():
+        for v in _variants(text):
+            _hand_gates_hold(v)
