@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+from memory.guards.prefilter import caseless, may_match, required_literals
 from memory.guards.text import View, fold_word, view
 from memory.guards.vocabulary import UNSPACED, CueGate, cue_pattern, is_unspaced, vocabulary, word_alternation
-from memory.guards.vocabulary.simple import caseless, needed_literals
 
 _TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+(?:'[\w]+)?")
 _ARABIC = "\u0621-\u064a\u066e-\u06d3"
@@ -29,6 +29,17 @@ _HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
 
 def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
+
+
+def _phrase_index(phrases) -> tuple[dict[str, set[str]], dict[str, tuple[int, ...]]]:
+    """The one-word phrases by their word, and for each first word the lengths of the longer phrases it starts: a
+    line's word is looked up once, and only the phrase lengths that exist are cut from the line."""
+    words = {parts[0]: codes for parts, codes in phrases.items() if len(parts) == 1}
+    lengths: dict[str, set[int]] = {}
+    for parts in phrases:
+        if 1 < len(parts) <= _MAX_PHRASE:
+            lengths.setdefault(parts[0], set()).add(len(parts))
+    return words, {first: tuple(sorted(found)) for first, found in lengths.items()}
 
 
 class _WordIndex:
@@ -65,7 +76,7 @@ class _WordIndex:
                 raise ValueError(f"a vocabulary stem needs two letters or more: {word_stem!r}*")
             by_start.setdefault(word_stem[:2], []).append(word_stem)
         self.stems_by_start = {start: tuple(stems) for start, stems in by_start.items()}
-        self.first_tokens = {parts[0] for parts in self.phrases}
+        self.words, self.longer = _phrase_index(self.phrases)
         # Arabic is written with spaces, but with particles joined before a word ("لأمي") and endings after it
         # ("مكتئبة"): a word there is found between those, not inside another word ("أمي" in "أمين", "جدي" in
         # "جديد"). The other unspaced scripts (Chinese, Japanese, Korean, Thai) anywhere.
@@ -82,23 +93,31 @@ class _WordIndex:
 
     def codes_in(self, folded: str) -> set[str]:
         # "their mother's house" holds "their mother": a possessive's "'s" is not part of the word
-        tokens = [token[:-2] if token.endswith("'s") else token for token in _tokens(folded)]
-        found: set[str] = set()
-        if _HAS_UNSPACED.search(folded):
-            for match in self.unspaced_words.finditer(folded):
-                word = match.groupdict().get("arabic") or match.group(0)
-                found |= self.unspaced.get(word, set()) | self.unspaced.get(re.sub(r"[\s\-]+", " ", word), set())
+        tokens = _tokens(folded)
+        if "'s" in folded:
+            tokens = [token[:-2] if token.endswith("'s") else token for token in tokens]
+        found = self._unspaced_codes(folded) if _HAS_UNSPACED.search(folded) else set()
+        words = set(tokens)
+        for word in words & self.words.keys():
+            found |= self.words[word]
         for i, token in enumerate(tokens):
-            if token in self.first_tokens:
-                for n in range(1, min(_MAX_PHRASE, len(tokens) - i) + 1):
-                    codes = self.phrases.get(tuple(tokens[i : i + n]))
-                    if codes:
-                        found |= codes
-            stems = self.stems_by_start.get(token[:2])
-            if stems and token.startswith(stems):
-                for stem in stems:
-                    if token.startswith(stem):
-                        found |= self.stem_codes[stem]
+            for n in self.longer.get(token, ()):
+                if i + n > len(tokens):
+                    break
+                codes = self.phrases.get(tuple(tokens[i : i + n]))
+                if codes:
+                    found |= codes
+        for word in words:
+            stems = self.stems_by_start.get(word[:2])
+            if stems and word.startswith(stems):
+                found.update(*(self.stem_codes[stem] for stem in stems if word.startswith(stem)))
+        return found
+
+    def _unspaced_codes(self, folded: str) -> set[str]:
+        found: set[str] = set()
+        for match in self.unspaced_words.finditer(folded):
+            word = match.groupdict().get("arabic") or match.group(0)
+            found |= self.unspaced.get(word, set()) | self.unspaced.get(re.sub(r"[\s\-]+", " ", word), set())
         return found
 
 
@@ -165,7 +184,7 @@ _PATTERNS = {
             category.patterns,
             category.needs,
             [frozenset(s) if s else None for s in category.starts],
-            [needed_literals(pattern) for pattern in category.patterns],
+            [required_literals(pattern) for pattern in category.patterns],
             [_script_gate(pattern) for pattern in category.patterns],
             strict=True,
         )
@@ -195,13 +214,19 @@ def _gate_index(position: int) -> tuple[dict[str, frozenset[int]], frozenset[int
 
 _BY_NEED, _NO_NEED = _gate_index(1)
 _BY_START, _NO_START = _gate_index(2)
+# The start words by their first two letters: a line's word is tested against the few that begin as it does, not
+# cut into every prefix (a start word shorter than two letters never opens a pattern: no prefix that short is read).
+_STARTS_BY_TWO: dict[str, tuple[str, ...]] = {}
+for _start in sorted(word for word in _BY_START if len(word) >= 2):
+    _STARTS_BY_TWO[_start[:2]] = (*_STARTS_BY_TWO.get(_start[:2], ()), _start)
 _PLAIN_TOKEN = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
 
 # A person named by a common first name is someone else, unless the line says what the person themself is
 # called ("Prefers to be called Meera").
 _FIRST_NAMES: frozenset[str] = frozenset()
 _OWN_NAME = re.compile(r"(?:called|named|name\s+is|goes\s+by|addressed\s+as|call\s+(?:them|me))\s*$", re.I)
-_NAME_TOKEN = re.compile(r"\b[A-Z][\w\-]+")
+# A capitalised word, found from its capital (\b before it, written as a look back).
+_NAME_TOKEN = re.compile(r"[A-Z](?<!\w[A-Z])[\w\-]+")
 
 
 def _load_first_names() -> frozenset[str]:
@@ -228,14 +253,15 @@ _VIETNAMESE = re.compile(r"[ăâđêôơưạảấầẩẫậắằẳẵặ�
 
 def _names_someone(v: View) -> bool:
     text = v.plain
-    written_as = _VIETNAMESE.search(v.surface) is not None
     for match in _NAME_TOKEN.finditer(text):
-        if _PLACE_SAINT.search(text, max(0, match.start() - 8), match.start()):
+        name = match.group(0)
+        if name not in _FIRST_NAMES or _PLACE_SAINT.search(text, max(0, match.start() - 8), match.start()):
             continue
-        if match.group(0) in _FIRST_NAMES and not _OWN_NAME.search(text[: match.start()]):
-            if written_as and not re.search(rf"(?<!\w){re.escape(match.group(0))}(?!\w)", v.surface):
-                continue
-            return True
+        if _OWN_NAME.search(text[: match.start()]):
+            continue
+        if _VIETNAMESE.search(v.surface) and not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", v.surface):
+            continue
+        return True
     return False
 
 
@@ -255,7 +281,13 @@ class _LineParts:
         if self._open is None:
             needed = self.tokens & _BY_NEED.keys()
             needs = _NO_NEED.union(*(_BY_NEED[word] for word in needed))
-            prefixes = {token[:n] for token in self.tokens for n in range(2, len(token) + 1)} & _BY_START.keys()
+            prefixes = {
+                start
+                for two in self.v.starts & _STARTS_BY_TWO.keys()
+                for token in self.v.by_start[two]
+                for start in _STARTS_BY_TWO[two]
+                if token.startswith(start)
+            }
             starts = _NO_START.union(*(_BY_START[prefix] for prefix in prefixes))
             self._open = needs & starts
         return self._open
@@ -267,20 +299,20 @@ class _LineParts:
         return self._low
 
     def may_match(self, number: int, literals) -> bool:
-        """Whether a pattern's prefilters let it match: its words (``open``), then a literal it needs."""
-        return number in self.open and (literals is None or any(literal in self.low for literal in literals))
+        """Whether a pattern's prefilters let it match: its words (``open``), then the literals it needs."""
+        return number in self.open and may_match(literals, self.low)
 
 
 def _pattern_code(parts: _LineParts, code: str) -> bool:
     """Whether one of the code's patterns matches the line: only those its word prefilters let through (one
     set intersection), then their literal and script gates, are searched."""
+    holds = parts.low.__contains__
     for number in parts.open.intersection(_NUMBERS.get(code, ())):
         pattern, _needs, _starts, literals, script = _ENTRIES[number]
-        if (
-            parts.may_match(number, literals)
-            and (script is None or script.search(parts.v.plain))
-            and pattern.search(parts.v.plain)
-        ):
+        # the literal gate (prefilter.may_match), written out: it runs for every open pattern of every line
+        if literals and not all(any(map(holds, group)) for group in literals):
+            continue
+        if (script is None or script.search(parts.v.plain)) and pattern.search(parts.v.plain):
             return True
     return False
 

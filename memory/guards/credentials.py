@@ -21,10 +21,12 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
+from contextlib import closing
 from functools import lru_cache
 from typing import Any
 
+from memory.guards.prefilter import prefiltered
 from memory.guards.text import _LEET as _LEET_TABLE
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
 from memory.guards.vocabulary import CueGate, cue_pattern, is_unspaced, vocabulary, word_alternation
@@ -69,10 +71,12 @@ _ABOUT = frozenset(
     "for on of to at in from with para pour fur für furs fürs zum zur vom beim de do da du au aux sur dans en auf im am "
     "no na pro pra от для від bei hinten vorne atras derriere peeche".split()
 )
-_GET_IN = re.compile(
-    r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
-    r"(?:me\s+|them\s+|you\s+|us\s+|him\s+|her\s+)?(?:in|into|the\s+(?:door|gate|lock|safe|locker))\b"
-    r"|\b(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+(?:\w+\s+){0,4}(?:with|using)\s+\d{4,8}\b"
+_GET_IN = prefiltered(
+    re.compile(
+        r"(?<![\d.,/\-])\d{4,8}(?![\d.,/\-]*\d)\W+(?:\w+\s+){0,3}(?:to\s+)?(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+"
+        r"(?:me\s+|them\s+|you\s+|us\s+|him\s+|her\s+)?(?:in|into|the\s+(?:door|gate|lock|safe|locker))\b"
+        r"|\b(?:get|let|gets|lets|open|opens|unlock|unlocks)\s+(?:\w+\s+){0,4}(?:with|using)\s+\d{4,8}\b"
+    )
 )
 _CLAUSE_END = re.compile(r"[;.!?](?:\s|$)|,\s+(?:and|but|or)\s|\s(?:and|but)\s")
 _OTP_WINDOW = 8  # words after a secret word in which a one-time code may be told
@@ -87,7 +91,7 @@ _LOGIN_PAIR = re.compile(
     rf"{WORD_START}(?:{word_alternation(_V['login'])}){WORD_END}\s*[:=]?\s*(?P<user>[^\s/|:]+)\s*"
     rf"(?:[/|:]|\s(?:pass|pw|pwd|password|passwort|contrase(?:n|ñ)a|senha|mot de passe|mdp)\s*[:=]?)\s*(?P<pw>[^\s]{{3,}})"
 )
-_URL_CREDENTIALS = re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I)
+_URL_CREDENTIALS = prefiltered(re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@", re.I))
 # One regex for every vendor rule: one scan of the line instead of one per rule.
 _KEYS = re.compile("|".join(f"(?:{rule['regex']})" for rule in vocabulary().keys))
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%]{16,}")
@@ -96,7 +100,7 @@ _COMPOUND = re.compile(r"-[^\W\d_]")
 _ORDER_NUMBER = re.compile(r"[A-Z0-9\-]{1,24}")
 _KEY_RUN = re.compile(r"[A-Za-z0-9_\-+/=.:$~%{}\"]{12,}")
 _KEY_WORD = re.compile(r"(?i)\b(?:bearer|basic|token|key|secret|sig|signature|session|sessionid|cookie|sid)\b")
-_PRIVATE_KEY = re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I)
+_PRIVATE_KEY = prefiltered(re.compile(r"PRIVATE KEY|PuTTY-User-Key|AGE-SECRET-KEY", re.I))
 
 
 def _clean(token: str) -> str:
@@ -362,16 +366,18 @@ _COMMON_SUBJECTS = frozenset(
 )
 
 
-_LEET_CANDIDATE = re.compile(r"\S*[0134578!|@$9+]\S*")
+_LEET_CHARS = frozenset("0134578!|@$9+")
 _STRONG_SINGLE = frozenset(fold_word(w).rstrip("*") for w in _V["strong"] if " " not in w)
 
 
 def _obfuscated_secret_word(surface: str) -> bool:
     """A secret word written in leetspeak (``P@$$w0rd!``): the obfuscation is itself the tell."""
-    for token in _LEET_CANDIDATE.findall(surface.casefold()):
+    for token in surface.casefold().split():
+        if _LEET_CHARS.isdisjoint(token):
+            continue  # no look-alike in it
         core = token.strip(_EDGE)
-        if any(c.isalpha() for c in core) and not core.isalpha():
-            if core.translate(_LEET_TABLE).strip("!|") in _STRONG_SINGLE:
+        if core.translate(_LEET_TABLE).strip("!|") in _STRONG_SINGLE:
+            if any(c.isalpha() for c in core) and not core.isalpha():
                 return True
     return False
 
@@ -574,7 +580,7 @@ _SECRET_GATE = CueGate(_V["strong"] + _V["weak"])
 _QUESTION_GATE = CueGate(_V["security_questions"])
 _LOGIN_GATE = CueGate(_V["login"])
 _BASE32_KEY = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z2-7]{4}[ \-]?){3,15}[A-Za-z2-7]{4,}=*(?![A-Za-z0-9])")
-_OTPAUTH = re.compile(r"otpauth://", re.I)
+_OTPAUTH = prefiltered(re.compile(r"otpauth://", re.I))
 _SEED_EDGE = ".,;:!?()[]\"'\u3001\u3002"
 
 
@@ -601,14 +607,13 @@ def _bip39_run(tokens: list[str]) -> int:
     run = best = mask = 0
     for raw in tokens:
         token = raw.strip(_SEED_EDGE)
-        if not token or token.rstrip(".)").isdigit():
-            continue
         found = masks.get(token, 0)
+        if not found:  # not a list's word: the run ends, unless it is numbering
+            if token and not token.rstrip(".)").isdigit():
+                run = mask = 0
+            continue
         shared = mask & found
-        if run and shared:
-            run, mask = run + 1, shared
-        else:
-            run, mask = (1, found) if found else (0, 0)
+        run, mask = (run + 1, shared) if run and shared else (1, found)
         best = max(best, run)
     return best
 
@@ -632,6 +637,8 @@ def totp_key_in(v: View) -> bool:
     beside a TOTP word ("setup key", "authenticator", "2FA")."""
     if _OTPAUTH.search(v.surface):
         return True
+    if not (_cue_in(v, _TOTP_GATE, _TOTP_CUES) or _cue_in(v, _SECRET_GATE, _SECRET_WORD)):
+        return False  # a key counts only beside one of these words: without them, none is looked for
     for match in _BASE32_KEY.finditer(v.surface):
         key = re.sub(r"[ \-=]", "", match.group(0))
         groups = re.split(r"[ \-]", match.group(0).rstrip("="))
@@ -641,8 +648,7 @@ def totp_key_in(v: View) -> bool:
         if not (key.isupper() or key.islower() or key.isdigit()):
             continue  # nor in mixed case
         if len(key) >= 16 and any(c.isdigit() for c in key) and any(c.isalpha() for c in key):
-            if _cue_in(v, _TOTP_GATE, _TOTP_CUES) or _cue_in(v, _SECRET_GATE, _SECRET_WORD):
-                return True
+            return True
     return False
 
 
@@ -710,7 +716,8 @@ _SITE_ENDINGS = frozenset(
 )
 
 
-_INNER_MARK = re.compile(r"[^\W_][._@][^\W_]")
+# A "." "_" or "@" between two letters or digits, found from the mark (a scan that jumps between marks).
+_INNER_MARK = re.compile(r"[._@](?<=[^\W_][._@])(?=[^\W_])")
 
 
 def _user_and_password(surface: str) -> bool:
@@ -791,9 +798,11 @@ def _login_pair(folded: str) -> bool:
 
 # "STRIPE_SECRET=...", "API_KEY: 123e4567-e89b-...", npm's "_authToken=...": a setting named as a secret,
 # with a value.
-_NAMED_SETTING = re.compile(
-    r"(?<![A-Za-z0-9_])_*[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)*[_\-.]?(?i:key|token|secret|password|passwd|pwd|pass|auth|credential|credentials|apikey)"
-    r"(?:[_\-.][A-Za-z0-9]+)*\s*[=:]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{8,})"
+_NAMED_SETTING = prefiltered(
+    re.compile(
+        r"(?<![A-Za-z0-9_])_*[A-Za-z][A-Za-z0-9]*(?:[_\-.][A-Za-z0-9]+)*[_\-.]?(?i:key|token|secret|password|passwd|pwd|pass|auth|credential|credentials|apikey)"
+        r"(?:[_\-.][A-Za-z0-9]+)*\s*[=:]\s*[\"']?(?P<value>[A-Za-z0-9_\-+/=.]{8,})"
+    )
 )
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _UUID_KEY_WORD = re.compile(r"(?i)\b(?:api|key|token|secret|license|licence|client|access|auth)\b")
@@ -813,7 +822,7 @@ def key_in(v: View) -> bool:
             or (value.lower() != value and value.upper() != value)
         ):
             return True
-    uuid = _UUID.search(text)
+    uuid = _UUID.search(text) if "-" in text else None
     if uuid and _UUID_KEY_WORD.search(text[max(0, uuid.start() - 40) : uuid.start()]):
         return True
     # Every vendor rule ends in a run of 12+ key characters: search only around such runs (with the 40
@@ -851,7 +860,7 @@ _SHORT_WORD_CHARS = 20
 
 @lru_cache(maxsize=1)
 def _detect_secrets() -> tuple[
-    Callable[[str], Iterator[Any]], tuple[Callable[[], Any], Callable[[], Iterable[Any]]], tuple[str, ...]
+    Callable[[str], Generator[Any, None, None]], tuple[Callable[[], Any], Callable[[], Iterable[Any]]], tuple[str, ...]
 ]:
     """Import detect-secrets once and note every plugin it ships (what ``default_settings`` enables)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -873,6 +882,10 @@ def _detect_secrets_finds_key(text: str) -> str | None:
     plugin, the default filters) is applied to detect-secrets' process-wide settings once, and again
     only if something else has changed them. The lock serialises scans: detect-secrets swaps plugin
     regexes in place while scanning, so two threads must not share it at once.
+
+    The hits are read as the scan makes them (plugin by plugin, each after its filters), and the scan is
+    closed at the first that counts: the answer is that hit's, and the plugins and filters after it, which
+    cost as much again, could not change it.
     """
     scan_line, (get_settings, get_plugins), names = _detect_secrets()
     with _DETECT_SECRETS_LOCK:
@@ -880,26 +893,29 @@ def _detect_secrets_finds_key(text: str) -> str | None:
         if set(settings.plugins) != set(names):
             settings.configure_plugins([{"name": name} for name in names])
         plugins = {plugin.secret_type: plugin for plugin in get_plugins()}
-        hits = list(scan_line(text))
-    for hit in hits:
-        if hit.type in _DETECT_SECRETS_IGNORED:
-            continue
-        value = hit.secret_value or ""
-        plugin = plugins.get(hit.type)
-        limit = getattr(plugin, "entropy_limit", None)
-        if plugin is not None and limit is not None:
-            # scan_line reports every word it looked at; only values above the plugin's own limit
-            # are candidates, and a short run of letters is a word, not a key.
-            if plugin.calculate_shannon_entropy(value) <= limit:
-                continue
-            if value.isalpha() and len(value) < _SHORT_WORD_CHARS:
-                continue
-            if len(value) < 16:
-                continue
-        if hit.type in _DETECT_SECRETS_PASSWORD_TYPES:
-            return "password"
-        return "api_key"
+        with closing(scan_line(text)) as hits:
+            for hit in hits:
+                if _counts(hit, plugins.get(hit.type)):
+                    return "password" if hit.type in _DETECT_SECRETS_PASSWORD_TYPES else "api_key"
     return None
+
+
+def _counts(hit: Any, plugin: Any) -> bool:
+    """Whether a hit of detect-secrets looks like a real secret."""
+    if hit.type in _DETECT_SECRETS_IGNORED:
+        return False
+    value = hit.secret_value or ""
+    limit = getattr(plugin, "entropy_limit", None)
+    if plugin is not None and limit is not None:
+        # scan_line reports every word it looked at; only values above the plugin's own limit
+        # are candidates, and a short run of letters is a word, not a key.
+        if plugin.calculate_shannon_entropy(value) <= limit:
+            return False
+        if value.isalpha() and len(value) < _SHORT_WORD_CHARS:
+            return False
+        if len(value) < 16:
+            return False
+    return True
 
 
 def _worth_scanning(run: str) -> bool:

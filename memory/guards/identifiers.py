@@ -19,6 +19,7 @@ from stdnum import iban as stdnum_iban
 from stdnum import luhn, verhoeff
 from stdnum.in_ import vid as stdnum_vid
 
+from memory.guards.prefilter import prefiltered
 from memory.guards.stdnum_ids import CONTACT_WORDS as _CONTACT_WORDS
 from memory.guards.stdnum_ids import said_of_a_person, stdnum_id_in
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
@@ -198,7 +199,6 @@ _IMEI_WORD = re.compile(r"(?i)\b(?:imei|meid)\b")
 _EXPIRY_WORD = re.compile(r"(?i)\b(?:exp\w*|valid|thru|until)\b")
 _STREET_AFTER_NUMBER = re.compile(r"\d{1,5}[a-z]?,?\s+\w+\s+(?:street|road|avenue|lane|strasse|straße|rue|calle|rua)\b")
 _SEPARATORS = re.compile(r"[\s.\-/_]")
-_NOT_DIGIT = re.compile(r"\D+")
 
 
 def _long_runs(text: str):
@@ -210,11 +210,13 @@ _PHONE_WORDS = re.compile(
     rf"{WORD_START}(?:phone|mobile|cell|call|ring|whatsapp|telegram|signal|sms|text|tel|landline|contact|reach|"
     rf"telefono|telefone|telephone|handy|telefon|numero|number|fax|फ़ोन|फोन|मोबाइल){WORD_END}",
 )
-_CARD_WORDS = re.compile(
-    rf"{WORD_START}(?:card|credit|debit|visa|mastercard|amex|rupay|maestro|cvv|expiry|expires|exp|tarjeta|carte|"
-    rf"karte|kreditkarte|cartao|cartão|कार्ड){WORD_END}"
+_CARD_WORDS = prefiltered(
+    re.compile(
+        rf"{WORD_START}(?:card|credit|debit|visa|mastercard|amex|rupay|maestro|cvv|expiry|expires|exp|tarjeta|carte|"
+        rf"karte|kreditkarte|cartao|cartão|कार्ड){WORD_END}"
+    )
 )
-_TRACK_DATA = re.compile(r"%B\d{13,19}\^|;\d{13,19}=\d{4}")
+_TRACK_DATA = prefiltered(re.compile(r"%B\d{13,19}\^|;\d{13,19}=\d{4}"))
 _EXPIRY = re.compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2})(?![\d/])")
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})((?:[ .\-_/]?[A-Z0-9]){10,32})(?![A-Za-z0-9])", re.I)
 # Countries that use IBANs (python-stdnum's iban.dat).
@@ -251,6 +253,9 @@ _GROUPED = re.compile(
     r"(?<![A-Za-z0-9])[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*)*(?![A-Za-z0-9])"
 )
 _GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
+# A run of digits and separators (_GROUPED's characters) long enough to hold 13 digits: a line without one holds
+# no card-length number, and _GROUPED is not searched.
+_CARD_LENGTH_RUN = re.compile(r"[0-9OoIlSBZz\s.\-/_|\\,]{13,}")
 _LOOKALIKE = str.maketrans("OoIlSBZz", "00115822")  # a Z is a 2 inside a card ("4O7Z S922 ...")
 _LABELLED_NUMBER = re.compile(
     rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
@@ -368,7 +373,7 @@ def card_in(v: View) -> str | None:
         return "card_number"
     card_words = bool(_CARD_WORDS.search(v.folded))
     text = v.plain
-    for match in _GROUPED.finditer(text):
+    for match in _GROUPED.finditer(text) if _CARD_LENGTH_RUN.search(text) else ():
         groups = _groups(match.group(0))
         if len("".join(groups)) < 13:
             continue
@@ -460,11 +465,13 @@ _MONTH = "|".join(month_patterns().values())  # months.toml: every language's mo
 # A year in full or with an apostrophe ("'87").
 _YEAR = r"(?:\d{2,4}|['\u2019]\d\d)"
 _DATE = rf"(?:\d{{1,4}}[./\-]\d{{1,2}}[./\-]\d{{2,4}}|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\.?,?\s+(?:de\s+|del\s+)?{_YEAR}|(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{_YEAR}|(?:19|20)\d\d)"
-_DOB = re.compile(
-    rf"{WORD_START}(?:born(?:\s+on|\s+in)?|date\s+of\s+birth|dob|d\.o\.b\.?|birth\s*date|birthday(?:\s+is)?|"
-    rf"fecha\s+de\s+nacimiento|nacio\s+el|nacido\s+el|nacida\s+el|date\s+de\s+naissance|ne\s+le|nee\s+le|"
-    rf"geburtsdatum|geboren\s+am|geboren|data\s+de\s+nascimento|nascido\s+em|nascida\s+em|janm\s+tithi|"
-    rf"जन्म\s+तिथि|जन्मतिथि|जन्म){WORD_END}\s*(?:is|was|:|-|on|el|le|am|em)?\s*{_DATE}"
+_DOB = prefiltered(
+    re.compile(
+        rf"{WORD_START}(?:born(?:\s+on|\s+in)?|date\s+of\s+birth|dob|d\.o\.b\.?|birth\s*date|birthday(?:\s+is)?|"
+        rf"fecha\s+de\s+nacimiento|nacio\s+el|nacido\s+el|nacida\s+el|date\s+de\s+naissance|ne\s+le|nee\s+le|"
+        rf"geburtsdatum|geboren\s+am|geboren|data\s+de\s+nascimento|nascido\s+em|nascida\s+em|janm\s+tithi|"
+        rf"जन्म\s+तिथि|जन्मतिथि|जन्म){WORD_END}\s*(?:is|was|:|-|on|el|le|am|em)?\s*{_DATE}"
+    )
 )
 _AGE = re.compile(
     rf"{WORD_START}(?:is|aged?|turned|turns)\s+\d{{1,3}}\s*(?:years?\s+old|yrs?\s+old|yo)?{WORD_END}(?!\s*(?:seats|users|agents|licen[cs]es|stores|locations|people|staff|employees|orders|days|minutes|hours|%))"
@@ -497,7 +504,9 @@ _POSTCODE_AFTER = re.compile(
 )
 # A Dutch postcode (four digits, two letters) that reads as a number and a street's short name ("1017 ct").
 _DUTCH_POSTCODE = re.compile(r"\d{4}\s?[a-z]{2}")
-_WORD_TOKEN = re.compile(r"(?:[^\W\d_]|[\u0900-\u0963\u0966-\u097F])+")
+# What cuts a word of the view (``View.words``) into the runs of letters the two lists below are read against:
+# digits and "_" (not the Devanagari digits, which are letters here; the folded view holds none).
+_NOT_A_LETTER = re.compile(r"(?:(?![\u0966-\u096F])[\d_])+")
 # A date of birth needs one of these words, an address one of the street or address words: a line
 # holding none skips the two regexes.
 _DOB_WORDS = frozenset(
@@ -527,6 +536,19 @@ _STREETISH = (
     }
     | {"strasse", "straße", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"}
 )
+_STREET_ENDINGS = ("strasse", "straße", "str", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht")
+# What a line must hold for _ADDRESS to match, read from its alternatives, as the view's whole words: a street's word
+# ("road", "av", a Bengaluru "cross"), the word a flat or house number follows ("house no", "h.no"), a word a flat
+# number starts ("flat5", "apto") or a street's name ends with ("hauptstrasse"). Letters cut from a longer word
+# ("pl" in a key) are none of these.
+_STREET_WORDS = frozenset(_STREET.replace("\\.", "").split("|")) | {"cross", "main", "house", "plot", "door", "h"}
+_FLAT_STARTS = tuple("flat apt apto apartment apartamento unit piso etage andar depto dpto hno".split())
+
+
+def _may_name_a_street(v: View) -> bool:
+    return not v.words.isdisjoint(_STREET_WORDS) or any(
+        word.startswith(_FLAT_STARTS) or word.endswith(_STREET_ENDINGS) for word in v.words
+    )
 
 
 _ADDRESS_CUES = re.compile(cue_pattern(vocabulary().personal["address_cues"]))
@@ -591,7 +613,7 @@ _CJK_MARKS = re.compile(r"[号室丁目호로길区町]")
 # An Indian address: a house code ("B-42", "12A"), a locality ("Lajpat Nagar 2", "Sector 15") and a six-digit PIN
 # ("New Delhi 110024") a few words on. A locality and a PIN without a house ("PIN code 110024") is a postcode.
 _INDIAN_LOCALITY = r"nagar|colony|sector|layout|vihar|enclave|puram|bagh|extension|phase|block|society|chs|apartments"
-_INDIAN_LOCALITY_GATE = re.compile(rf"\b(?:{_INDIAN_LOCALITY})\b")
+_INDIAN_LOCALITY_GATE = prefiltered(re.compile(rf"\b(?:{_INDIAN_LOCALITY})\b"))
 _INDIAN_ADDRESS = re.compile(
     rf"(?<![\w\-])(?:[a-z]{{1,2}}-?\d{{1,4}}[a-z]?|\d{{1,4}}[a-z]?)(?:/\d{{1,4}})?\s*,\s*(?:[\w.'\-]+\s+){{0,3}}"
     rf"(?:{_INDIAN_LOCALITY})\b[\w\s,.\-]{{0,40}}?(?<!\d)[1-8]\d{{2}}\s?\d{{3}}(?!\d)"
@@ -612,9 +634,15 @@ _NOT_A_STREET = frozenset(
 )
 
 
+# What every floor address holds: a number then a comma ("212, 3.º"), found by a scan that jumps between digits.
+_NUMBER_THEN_COMMA = re.compile(r"\d\s*,")
+
+
 def _spanish_address(v: View) -> bool:
     if "/" in v.folded and _SPANISH_STREET_ABBREVIATED.search(v.folded):
         return True
+    if not _NUMBER_THEN_COMMA.search(v.surface):
+        return False
     return any(m.group("street").casefold() not in _NOT_A_STREET for m in _SPANISH_STREET_FLOOR.finditer(v.surface))
 
 
@@ -631,14 +659,15 @@ def personal_identifier_in(v: View) -> bool:
     if "nagar" in folded or _INDIAN_LOCALITY_GATE.search(folded):
         if _INDIAN_ADDRESS.search(folded):
             return True
-    words = set(_WORD_TOKEN.findall(folded))
-    if words.isdisjoint(_DOB_WORDS) and not any(
-        word in _STREETISH
-        or word.endswith(("strasse", "straße", "str", "weg", "gasse", "platz", "allee", "straat", "laan", "gracht"))
-        for word in words
+    # the runs of letters of the line's words ("12th" holds "th", "flat5" holds "flat")
+    words = {run for word in v.words for run in ((word,) if word.isalpha() else _NOT_A_LETTER.split(word)) if run}
+    if (
+        words.isdisjoint(_DOB_WORDS)
+        and words.isdisjoint(_STREETISH)
+        and not any(word.endswith(_STREET_ENDINGS) for word in words)
     ):
         return False
-    return bool(_DOB.search(folded)) or _street_address(folded)
+    return bool(_DOB.search(folded)) or (_may_name_a_street(v) and _street_address(folded))
 
 
 def _street_address(folded: str) -> bool:
@@ -696,11 +725,12 @@ def _rule_in(rule: IdRule, v: View, context_here: bool) -> bool:
 
 def id_in(v: View) -> tuple[str, str] | None:
     """``(reason, kind)`` of the first identifier of the table the line holds, or ``None``."""
-    digit_count = len(_NOT_DIGIT.sub("", v.digits))
+    runs = [len(run) for run in _DIGIT_RUN.findall(v.digits)]
+    digit_count = sum(runs)
     if digit_count == 0 and not any(r.min_digits == 0 for r in RULES):
         return None
     context_here = _CONTEXT_GATE.open(v) and bool(_ALL_CONTEXT.search(v.folded))
-    longest_run = max((len(run) for run in _DIGIT_RUN.findall(v.digits)), default=0)
+    longest_run = max(runs, default=0)
     for rule in RULES:
         if digit_count < rule.min_digits or longest_run < rule.min_run:
             continue

@@ -36,8 +36,11 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import groupby
+from operator import itemgetter
 
 __all__ = [
+    "UNSPACED",
     "View",
     "view",
     "surface",
@@ -83,7 +86,7 @@ def _digit_table() -> dict[int, str]:
 
 
 _TABLE = {**_digit_table(), **_INVISIBLE}
-_SPACES = re.compile(r"\s+")
+assert min(_TABLE) >= 0x80  # an ASCII line is never changed by the table (surface skips it)
 
 # Word edges that also hold for Devanagari, whose vowel signs are not \w to Python's re.
 WORD_START = r"(?<![\w\u0900-\u0963\u0966-\u097F])"
@@ -117,6 +120,9 @@ _ONE_NUMBER_WORD = re.compile(rf"{WORD_START}(?:{_NUMBER_WORD}){WORD_END}", re.I
 _NUMBER_SEPARATOR = re.compile(r"(?<=\d)(?:[\s.\-/_|\\]|,(?=\d))+(?=\d)")
 
 _SPACED_LETTERS = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ .\-_*]){2,}[^\W\d_](?![^\W\d_])")
+# What every run of spaced-out letters holds ("p a s s": a letter between two separators), found by a scan that
+# jumps from separator to separator: a line without one is not searched for the runs.
+_SPACED_LETTER = re.compile(r"[ .\-_*][^\W\d_][ .\-_*]")
 _LEET = str.maketrans(
     {
         "0": "o",
@@ -135,7 +141,9 @@ _LEET = str.maketrans(
     }
 )
 _LEET_ALT = str.maketrans({"1": "l"})
-_LEET_NEIGHBOURS = re.compile(r"[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_]")
+# A look-alike digit or symbol beside a letter ("p@ss", "s3cret"), found from the look-alike (a scan that jumps
+# between them, not a test at every letter).
+_LEET_NEIGHBOURS = re.compile(r"[0134578!|@$9+](?:(?<=[^\W\d_][0134578!|@$9+])|(?=[^\W\d_]))")
 _LEETY_TOKEN = re.compile(r"\S*(?:[^\W\d_][0134578!|@$9+]|[0134578!|@$9+][^\W\d_])\S*")
 # Latin combining accents, and the Devanagari nukta ("डायबिटीज़" and "डायबिटीज" are one word to a reader).
 _COMBINING_ACCENT = re.compile("[\u0300-\u036f\u093c]+")
@@ -164,8 +172,10 @@ def fold_word(word: str) -> str:
 
 def surface(text: str) -> str:
     """NFKC, invisible characters removed, digits ASCII, dashes ``-``, whitespace collapsed."""
-    text = unicodedata.normalize("NFKC", text or "").translate(_TABLE)
-    return _SPACES.sub(" ", text).strip()
+    text = unicodedata.normalize("NFKC", text or "")
+    if not text.isascii():
+        text = text.translate(_TABLE)
+    return " ".join(text.split())  # what collapsing runs of \s and stripping gives, without a regex
 
 
 def plain(text: str) -> str:
@@ -199,6 +209,11 @@ def _unleet(match: re.Match) -> str:
 
 
 _VIEW_WORD = re.compile(r"[\w\u0900-\u0963\u0966-\u097F]+")
+_FIRST_TWO = itemgetter(slice(0, 2))
+# Scripts written without spaces between words, or with particles joined to them (Chinese, Japanese, Korean,
+# Arabic, Thai): their words are matched anywhere, not between word edges.
+UNSPACED = "\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_UNSPACED = re.compile(f"[{UNSPACED}]")
 
 
 def _may_spell_a_number(text: str) -> bool:
@@ -209,7 +224,7 @@ def _may_spell_a_number(text: str) -> bool:
     low = text.lower()
     if not low.isascii():
         low = low.replace("\u0307", "").replace("\u017f", "s")
-    return sum(word in _NUMBER_WORDS for word in _VIEW_WORD.findall(low)) >= 3
+    return sum(map(_NUMBER_WORDS.__contains__, _VIEW_WORD.findall(low))) >= 3
 
 
 def _unleet_tokens(folded: str) -> str:
@@ -218,9 +233,9 @@ def _unleet_tokens(folded: str) -> str:
     tokens = folded.split(" ")
     if len(tokens) == 1:
         return _LEETY_TOKEN.sub(_unleet, folded)
-    for i, token in enumerate(tokens):
-        if token and not token.isalpha() and _LEET_NEIGHBOURS.search(token):
-            tokens[i] = _LEETY_TOKEN.sub(_unleet, token)
+    # the tokens holding a look-alike beside a letter, by their number: one scan of the line, not one per token
+    for i in {folded.count(" ", 0, match.start()) for match in _LEET_NEIGHBOURS.finditer(folded)}:
+        tokens[i] = _LEETY_TOKEN.sub(_unleet, tokens[i])
     return " ".join(tokens)
 
 
@@ -238,6 +253,22 @@ class View:
         """The folded view's words, found once per line: every cue's prefilter reads them."""
         return frozenset(_VIEW_WORD.findall(self.folded))
 
+    @cached_property
+    def by_start(self) -> dict[str, tuple[str, ...]]:
+        """The words by their first two letters: a stem or a word start is tried only on the words that begin as it
+        does. (Sorted, the words that begin alike stand together.)"""
+        return {start: tuple(words) for start, words in groupby(sorted(self.words), key=_FIRST_TWO)}
+
+    @cached_property
+    def starts(self) -> frozenset[str]:
+        """The first two letters of the words (``by_start``'s keys)."""
+        return frozenset(self.by_start)
+
+    @cached_property
+    def unspaced(self) -> bool:
+        """Whether the folded view holds a letter of a script written without spaces (``UNSPACED``)."""
+        return _UNSPACED.search(self.folded) is not None
+
 
 @lru_cache(maxsize=2048)
 def view(text: str) -> View:
@@ -246,7 +277,8 @@ def view(text: str) -> View:
     with_numbers = _NUMBER_RUN.sub(_words_to_digits, base) if _may_spell_a_number(base) else base
     digits = _NUMBER_SEPARATOR.sub("", with_numbers)
     folded = fold_word(with_numbers)
-    folded = _SPACED_LETTERS.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), folded)
+    if _SPACED_LETTER.search(folded):
+        folded = _SPACED_LETTERS.sub(lambda m: re.sub(r"[ .\-_*]", "", m.group(0)), folded)
     if _LEET_NEIGHBOURS.search(folded):
         folded = _unleet_tokens(folded)
     return View(surface=base, digits=digits, folded=folded, plain=plain(with_numbers))

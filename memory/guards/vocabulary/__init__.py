@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from memory.guards.text import WORD_END, WORD_START, fold_word, plain, register_keywords
+from memory.guards.text import UNSPACED, WORD_END, WORD_START, fold_word, plain, register_keywords
 from memory.guards.vocabulary.simple import first_prefixes, split_pattern
 
 HERE = Path(__file__).resolve().parent
@@ -106,10 +106,7 @@ def _load(name: str) -> dict:
         return tomllib.load(handle)
 
 
-# Scripts written without spaces between words, or with particles joined to them (Chinese, Japanese, Korean,
-# Arabic, Thai): their words are matched anywhere, not between word edges.
-UNSPACED = "\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_UNSPACED = re.compile(f"[{UNSPACED}]")
+_UNSPACED = re.compile(f"[{UNSPACED}]")  # the scripts written without spaces (memory.guards.text)
 
 
 def is_unspaced(word: str) -> bool:
@@ -154,15 +151,25 @@ class CueGate:
         self.firsts = {first: tuple(rests) for first, rests in firsts.items()}
         self.first_words = frozenset(self.firsts)
         self.stems = tuple(sorted(stems))
+        # a word starts with a stem only if it starts with the stem's first two letters: only the line's words
+        # that begin as a stem does are tried (``View.by_start``), all of them if a stem is shorter
+        self.stem_starts = frozenset(stem[:2] for stem in stems)
+        self.short_stem = any(len(stem) < 2 for stem in stems)
 
     def open(self, view) -> bool:
         words = view.words
-        if self.unspaced and _UNSPACED.search(view.folded):
+        if self.unspaced and view.unspaced:
             return True
         for first in self.first_words.intersection(words):
             if any(rest <= words for rest in self.firsts[first]):
                 return True
-        return bool(self.stems) and any(word.startswith(self.stems) for word in words)
+        if not self.stems:
+            return False
+        if self.short_stem:
+            return any(word.startswith(self.stems) for word in words)
+        return any(
+            word.startswith(self.stems) for start in self.stem_starts & view.starts for word in view.by_start[start]
+        )
 
 
 def word_alternation(words) -> str:

@@ -10,12 +10,7 @@ folded view, as the regex matched them on the plain one.
 
 from __future__ import annotations
 
-import _sre
 import itertools
-import re
-from re import _constants as _sre_c  # type: ignore[attr-defined]  # CPython's regex parser: typeshed has no stubs
-from re import _parser as _sre_parse  # type: ignore[attr-defined]  # (as _sre and re._casefix, mypy.ini)
-from re._casefix import _EXTRA_CASES
 
 _MAX_EXPANSIONS = 64
 
@@ -207,104 +202,3 @@ def first_prefixes(pattern: str) -> tuple[str, ...] | None:
             return None
         out |= found
     return tuple(sorted(out))
-
-
-# --- A literal prefilter for any compiled pattern (a run-time speed-up that changes no answer) ---------
-#
-# ``needed_literals(pattern)`` reads the compiled pattern's own parse and returns strings one of which every
-# match starts with, in the case-less form ``caseless(text)`` gives; ``None`` when it cannot say. A line whose
-# caseless form holds none of them cannot match, so the regex is not run. Case is compared as the regex engine
-# compares it under IGNORECASE (its simple lower-case mapping and its equivalences such as "s"/"ſ", "i"/"ı"),
-# one character for one, and runs of whitespace and "-" are one space, so the test never says no to a line the regex
-# would match.
-
-# The regex engine's own parser and case tables (CPython 3.11's re package), so the prefilter reads a
-# pattern exactly as the engine does.
-_EQUIVALENT: dict[int, int] = {}
-for _code, _others in _EXTRA_CASES.items():
-    _group = min((_code, *_others))
-    for _member in (_code, *_others):
-        _EQUIVALENT[_member] = min(_EQUIVALENT.get(_member, _group), _group)
-
-
-def _caseless_char(code: int) -> str:
-    if chr(code).isspace() or code == 0x2D:
-        return " "  # whitespace and "-" are one class here: patterns join words with [\s\-]+
-    low = _sre.unicode_tolower(code)
-    return chr(_EQUIVALENT.get(low, low))
-
-
-class _CaselessTable(dict):
-    def __missing__(self, code: int) -> str:
-        value = self[code] = _caseless_char(code)
-        return value
-
-
-_TABLE = _CaselessTable()
-_SPACE_RUN = re.compile(" {2,}")
-_MIN_LITERAL = 2
-
-
-def caseless(text: str) -> str:
-    """The text with each character as the regex engine compares it without case, spaces collapsed."""
-    out = text.translate(_TABLE)
-    return _SPACE_RUN.sub(" ", out) if "  " in out else out
-
-
-def _append(prefix: str, ch: str) -> str:
-    # In the caseless text a run of whitespace is one space, so a space after a space adds nothing.
-    return prefix if ch == " " and prefix.endswith(" ") else prefix + ch
-
-
-def _is_space(arg) -> bool:
-    return bool(arg) and all(
-        (o is _sre_c.CATEGORY and a is _sre_c.CATEGORY_SPACE) or (o is _sre_c.LITERAL and a == 0x2D) for o, a in arg
-    )
-
-
-def _literals(items, prefixes: set[str]) -> set[str]:
-    """Extend each prefix through ``items`` (a parsed sequence) as far as what must match is literal."""
-    for op, arg in items:
-        if op in (_sre_c.AT, _sre_c.ASSERT, _sre_c.ASSERT_NOT):
-            continue  # zero width
-        if op is _sre_c.LITERAL:
-            prefixes = {_append(p, _caseless_char(arg)) for p in prefixes}
-            continue
-        if op is _sre_c.IN and _is_space(arg):
-            prefixes = {_append(p, " ") for p in prefixes}  # \s: one space (a run of them is one space)
-            continue
-        if op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
-            low, _high, item = arg
-            if low >= 1 and len(item) == 1 and item[0][0] is _sre_c.IN and _is_space(item[0][1]):
-                prefixes = {_append(p, " ") for p in prefixes}  # \s+
-                continue
-            return prefixes
-        if op is _sre_c.SUBPATTERN:
-            return _literals(arg[-1], prefixes)
-        if op is _sre_c.BRANCH:
-            out: set[str] = set()
-            for alternative in arg[1]:
-                out |= _literals(alternative, prefixes)
-            return out
-        return prefixes
-    return prefixes
-
-
-def needed_literals(pattern: re.Pattern) -> tuple[str, ...] | None:
-    """Strings (caseless) one of which starts every match of ``pattern``, or ``None``."""
-    try:
-        parsed = _sre_parse.parse(pattern.pattern, pattern.flags)
-    except Exception:  # noqa: BLE001 - anything unusual: no prefilter
-        return None
-    if pattern.flags & (re.VERBOSE | re.LOCALE):
-        return None
-    found = _literals(list(parsed), {""})
-    if not found or any(len(p.strip()) < _MIN_LITERAL for p in found):
-        return None
-    # A literal that holds another is redundant: keep the shortest.
-    kept = sorted(found, key=len)
-    out: list[str] = []
-    for p in kept:
-        if not any(q in p for q in out):
-            out.append(p)
-    return tuple(out)
