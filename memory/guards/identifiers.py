@@ -201,10 +201,6 @@ _STREET_AFTER_NUMBER = re.compile(r"\d{1,5}[a-z]?,?\s+\w+\s+(?:street|road|avenu
 _SEPARATORS = re.compile(r"[\s.\-/_]")
 
 
-def _long_runs(text: str):
-    return (m for m in _DIGIT_RUN.finditer(text) if 13 <= len(m.group(0)) <= 19)
-
-
 _OVERLONG_RUN = re.compile(r"\d{20,}")
 _PHONE_WORDS = re.compile(
     rf"{WORD_START}(?:phone|mobile|cell|call|ring|whatsapp|telegram|signal|sms|text|tel|landline|contact|reach|"
@@ -219,6 +215,9 @@ _CARD_WORDS = prefiltered(
 _TRACK_DATA = prefiltered(re.compile(r"%B\d{13,19}\^|;\d{13,19}=\d{4}"))
 _EXPIRY = re.compile(r"(?<![\d/])(?:0[1-9]|1[0-2])\s*/\s*(?:\d{2}|20\d{2})(?![\d/])")
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2})(\d{2})((?:[ .\-_/]?[A-Z0-9]){10,32})(?![A-Za-z0-9])", re.I)
+# Where every IBAN-shaped value starts: two letters then two digits, found from the digits (a scan that jumps between
+# them); a line without one is not searched for the shape.
+_IBAN_START = re.compile(r"\d(?<=[A-Z]{2}\d)\d", re.I)
 # Countries that use IBANs (python-stdnum's iban.dat).
 _IBAN_COUNTRIES = frozenset(
     "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI GL GR GT HN HR HU "
@@ -230,7 +229,7 @@ _IBAN_COUNTRIES = frozenset(
 def _iban_in(v: View) -> bool:
     """A valid IBAN, or an IBAN-shaped value (a country that uses IBANs, two check digits, 10+ more
     characters, mostly digits) whose checksum fails."""
-    for match in _IBAN_SHAPE.finditer(v.surface):
+    for match in _IBAN_SHAPE.finditer(v.surface) if _IBAN_START.search(v.surface) else ():
         country = match.group(1).upper()
         if country not in _IBAN_COUNTRIES:
             continue
@@ -453,8 +452,12 @@ def fold(text: str) -> str:
     return fold_word(text)
 
 
+# A run of exactly 16 digits, found from its first digit.
+_SIXTEEN_DIGITS = re.compile(r"\d(?<!\d\d)\d{15}(?!\d)")
+
+
 def virtual_aadhaar_in(v: View) -> bool:
-    return any(len(m.group(0)) == 16 and stdnum_vid.is_valid(m.group(0)) for m in _long_runs(v.digits))
+    return any(stdnum_vid.is_valid(m.group(0)) for m in _SIXTEEN_DIGITS.finditer(v.digits))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -659,6 +662,10 @@ def personal_identifier_in(v: View) -> bool:
     if "nagar" in folded or _INDIAN_LOCALITY_GATE.search(folded):
         if _INDIAN_ADDRESS.search(folded):
             return True
+    # a date of birth or a street, each behind its own cheap gate first, then behind both the words gate
+    born, street = _DOB.search(folded), _may_name_a_street(v)
+    if not (born or street):
+        return False
     # the runs of letters of the line's words ("12th" holds "th", "flat5" holds "flat")
     words = {run for word in v.words for run in ((word,) if word.isalpha() else _NOT_A_LETTER.split(word)) if run}
     if (
@@ -667,7 +674,7 @@ def personal_identifier_in(v: View) -> bool:
         and not any(word.endswith(_STREET_ENDINGS) for word in words)
     ):
         return False
-    return bool(_DOB.search(folded)) or (_may_name_a_street(v) and _street_address(folded))
+    return bool(born) or (street and _street_address(folded))
 
 
 def _street_address(folded: str) -> bool:

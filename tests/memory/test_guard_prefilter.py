@@ -193,6 +193,8 @@ _PIECES = [
     "hauptstrasse 5",
     "4242 4242 4242 4242",
     "O0l1",
+    " DE89 3704 0044 0532 0130 00",
+    "1234567812345678",
 ]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
@@ -229,6 +231,10 @@ def _hand_gates_hold(v) -> None:
         assert identifiers._may_name_a_street(v), v.folded
     if any(len("".join(identifiers._groups(m.group(0)))) >= 13 for m in identifiers._GROUPED.finditer(v.plain)):
         assert identifiers._CARD_LENGTH_RUN.search(v.plain), v.plain
+    if identifiers._IBAN_SHAPE.search(v.surface):
+        assert identifiers._IBAN_START.search(v.surface), v.surface
+    sixteen = [m.group(0) for m in re.finditer(r"\d+", v.digits) if len(m.group(0)) == 16]
+    assert sixteen == [m.group(0) for m in identifiers._SIXTEEN_DIGITS.finditer(v.digits)]
 
 
 def test_hand_gates_hold_on_every_eval_line():
