@@ -194,6 +194,10 @@ _PIECES = [
     "4242 4242 4242 4242",
     "O0l1",
     " DE89 3704 0044 0532 0130 00",
+    "AB123456C",
+    "ABCPE1234F",
+    "123-45-6789",
+    "RSSMRA85T10A562S",
     "1234567812345678",
 ]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
@@ -233,6 +237,10 @@ def _hand_gates_hold(v) -> None:
         assert identifiers._CARD_LENGTH_RUN.search(v.plain), v.plain
     if identifiers._IBAN_SHAPE.search(v.surface):
         assert identifiers._IBAN_START.search(v.surface), v.surface
+    for text in {v.surface, v.digits}:
+        for number, rule in enumerate(identifiers.RULES):
+            if rule.shape.search(text):
+                assert identifiers._any_shape((number,)).search(text), (rule.name, text)
     sixteen = [m.group(0) for m in re.finditer(r"\d+", v.digits) if len(m.group(0)) == 16]
     assert sixteen == [m.group(0) for m in identifiers._SIXTEEN_DIGITS.finditer(v.digits)]
 
