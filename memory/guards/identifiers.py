@@ -271,9 +271,9 @@ _GROUPED = re.compile(
     r"(?<![A-Za-z0-9])[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*)*(?![A-Za-z0-9])"
 )
 _GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
-# A run of digits and separators (_GROUPED's characters) long enough to hold 13 digits: a line without one holds
-# no card-length number, and _GROUPED is not searched.
-_CARD_LENGTH_RUN = re.compile(r"[0-9OoIlSBZz\s.\-/_|\\,]{13,}")
+# Thirteen digits (or look-alikes) with only _GROUPED's separators between them: a line without them holds no
+# card-length number, and _GROUPED is not searched.
+_CARD_LENGTH_RUN = re.compile(r"(?:[0-9OoIlSBZz][\s.\-/_|\\,]*+){13}")
 _LOOKALIKE = str.maketrans("OoIlSBZz", "00115822")  # a Z is a 2 inside a card ("4O7Z S922 ...")
 _LABELLED_NUMBER = re.compile(
     rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
