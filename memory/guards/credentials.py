@@ -723,7 +723,9 @@ _INNER_MARK = re.compile(r"[._@](?<=[^\W_][._@])(?=[^\W_])")
 def _user_and_password(surface: str) -> bool:
     if not _INNER_MARK.search(surface):
         return False
-    for match in _USER_THEN_PASSWORD.finditer(surface):
+    # A user name holds a "." "_" or "@" and no space: no pair starts before the word the first of them is in.
+    first_mark = min(at for at in (surface.find("."), surface.find("_"), surface.find("@")) if at >= 0)
+    for match in _USER_THEN_PASSWORD.finditer(surface, surface.rfind(" ", 0, first_mark) + 1):
         user = match.group("user")
         if sum(c.isalpha() for c in user) < 3 or (
             "@" not in user and re.split(r"[._]", user)[-1].lower() in _SITE_ENDINGS

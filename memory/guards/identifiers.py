@@ -14,6 +14,7 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from stdnum import iban as stdnum_iban
 from stdnum import luhn, verhoeff
@@ -24,6 +25,7 @@ from memory.guards.stdnum_ids import CONTACT_WORDS as _CONTACT_WORDS
 from memory.guards.stdnum_ids import said_of_a_person, stdnum_id_in
 from memory.guards.text import WORD_END, WORD_START, View, fold_word
 from memory.guards.vocabulary import CueGate, cue_pattern, month_patterns, vocabulary, word_alternation
+from memory.guards.vocabulary.simple import split_alternatives
 
 _SEP = r"(?:\s*[.\-/_]\s*|\s)?"
 # No letter or digit just before or after, nor a digit one separator away: "1000 0000 0000" inside
@@ -118,6 +120,8 @@ class IdRule:
     min_digits: int
     min_run: int
     not_after: re.Pattern | None
+    # The shape's alternatives without the word edge each starts with, each with its own case (``_any_shape``).
+    edgeless: tuple[str, ...] = ()
 
 
 _FIRST_ATOM = re.compile(r"^\{b\}(\\d|\[[^\]]+\]|[A-Za-z0-9])(?:\{(\d+)(?:,(\d+))?\})?(?![?*+]|\{\d)")
@@ -153,8 +157,22 @@ def _context_of(entry: dict) -> list[str]:
     return list(entry.get("context") or []) + [w for name in entry.get("context_lists", []) for w in personal[name]]
 
 
+def _expand(shape: str) -> str:
+    return shape.replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
+
+
+def _edgeless(entry: dict) -> tuple[str, ...]:
+    """Each alternative of the shape after its leading ``{b}`` (every alternative of ids.toml starts with one), in a
+    group that keeps the rule's case."""
+    case = "-i" if entry.get("case") else "i"
+    alternatives = split_alternatives(entry["shape"])
+    if not all(alternative.startswith("{b}") for alternative in alternatives):
+        raise ValueError(f"every alternative of an id shape starts with {{b}}: {entry['name']}")
+    return tuple(f"(?{case}:{_expand(alternative[3:])})" for alternative in alternatives)
+
+
 def _compile(entry: dict) -> IdRule:
-    shape = _fast_start(entry["shape"]).replace("{b}", _B).replace("{e}", _E).replace("{sep}", _SEP)
+    shape = _expand(_fast_start(entry["shape"]))
     flags = 0 if entry.get("case") else re.I
     context = _context_of(entry)
     return IdRule(
@@ -177,6 +195,7 @@ def _compile(entry: dict) -> IdRule:
         )
         if entry.get("not_after")
         else None,
+        edgeless=_edgeless(entry),
     )
 
 
@@ -252,9 +271,9 @@ _GROUPED = re.compile(
     r"(?<![A-Za-z0-9])[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*(?:(?:\s?[.\-/_|\\]\s?|\s|,(?=\d))+[0-9OoIlSBZz]*[0-9][0-9OoIlSBZz]*)*(?![A-Za-z0-9])"
 )
 _GROUP_SEP = re.compile(r"[\s.\-/_|\\,]+")
-# A run of digits and separators (_GROUPED's characters) long enough to hold 13 digits: a line without one holds
-# no card-length number, and _GROUPED is not searched.
-_CARD_LENGTH_RUN = re.compile(r"[0-9OoIlSBZz\s.\-/_|\\,]{13,}")
+# Thirteen digits (or look-alikes) with only _GROUPED's separators between them: a line without them holds no
+# card-length number, and _GROUPED is not searched.
+_CARD_LENGTH_RUN = re.compile(r"(?:[0-9OoIlSBZz][\s.\-/_|\\,]*+){13}")
 _LOOKALIKE = str.maketrans("OoIlSBZz", "00115822")  # a Z is a 2 inside a card ("4O7Z S922 ...")
 _LABELLED_NUMBER = re.compile(
     rf"{WORD_START}(?:{word_alternation(vocabulary().credentials['not_a_code_before'])}|order|orders|tracking|"
@@ -738,14 +757,31 @@ def id_in(v: View) -> tuple[str, str] | None:
         return None
     context_here = _CONTEXT_GATE.open(v) and bool(_ALL_CONTEXT.search(v.folded))
     longest_run = max(runs, default=0)
-    for rule in RULES:
-        if digit_count < rule.min_digits or longest_run < rule.min_run:
-            continue
-        if rule.alone == "context" and not context_here:
-            continue
+    numbers = tuple(
+        number
+        for number, rule in enumerate(RULES)
+        if digit_count >= rule.min_digits and longest_run >= rule.min_run and (rule.alone != "context" or context_here)
+    )
+    if not numbers:
+        return None
+    # Most lines hold no id's shape at all: one scan for any of them first (the digits view too when a context
+    # word may make a rule read it), and the rules one by one only when it finds something.
+    shapes = _any_shape(numbers)
+    if not shapes.search(v.surface) and not (context_here and v.digits != v.surface and shapes.search(v.digits)):
+        return None
+    for number in numbers:
+        rule = RULES[number]
         if _rule_in(rule, v, context_here):
             return rule.reason, rule.kind
     return None
+
+
+@lru_cache(maxsize=128)
+def _any_shape(numbers: tuple[int, ...]) -> re.Pattern:
+    """One regex for the shapes of these rules (``RULES`` by number): the word edge every shape starts with, read
+    once a position and without case (it holds wherever a rule's own edge does), then each shape's rest with the
+    rule's case. It finds something wherever one of the rules would."""
+    return re.compile(_B + "(?:" + "|".join(part for number in numbers for part in RULES[number].edgeless) + ")")
 
 
 def identifier_refusal(v: View) -> str | None:

@@ -194,6 +194,13 @@ _PIECES = [
     "4242 4242 4242 4242",
     "O0l1",
     " DE89 3704 0044 0532 0130 00",
+    "AB123456C",
+    "ABCPE1234F",
+    "123-45-6789",
+    "RSSMRA85T10A562S",
+    " j.becker, Ahornblatt9",
+    " priya@example.com / Shop2024!",
+    "(a_b@c.de und Xy12345",
     "1234567812345678",
 ]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
@@ -223,6 +230,10 @@ def test_fast_forms_find_what_the_plain_forms_found(text):
     letter_words = {run for word in v.words for run in identifiers._NOT_A_LETTER.split(word) if run}
     assert letter_words == set(re.findall(r"(?:[^\W\d_]|[\u0900-\u0963\u0966-\u097F])+", v.folded))
     _hand_gates_hold(v)
+    # a user and password pair starts no earlier than the word of the line's first "." "_" or "@"
+    marks = [at for at in (text.find("."), text.find("_"), text.find("@")) if at >= 0]
+    pairs = list(credentials._USER_THEN_PASSWORD.finditer(text))
+    assert all(pair.start() > text.rfind(" ", 0, min(marks)) for pair in pairs) if marks else not pairs
 
 
 def _hand_gates_hold(v) -> None:
@@ -233,6 +244,10 @@ def _hand_gates_hold(v) -> None:
         assert identifiers._CARD_LENGTH_RUN.search(v.plain), v.plain
     if identifiers._IBAN_SHAPE.search(v.surface):
         assert identifiers._IBAN_START.search(v.surface), v.surface
+    for text in {v.surface, v.digits}:
+        for number, rule in enumerate(identifiers.RULES):
+            if rule.shape.search(text):
+                assert identifiers._any_shape((number,)).search(text), (rule.name, text)
     sixteen = [m.group(0) for m in re.finditer(r"\d+", v.digits) if len(m.group(0)) == 16]
     assert sixteen == [m.group(0) for m in identifiers._SIXTEEN_DIGITS.finditer(v.digits)]
 
