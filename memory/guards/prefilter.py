@@ -167,8 +167,12 @@ def required_literals(pattern: re.Pattern) -> tuple[tuple[str, ...], ...] | None
         parsed = _sre_parse.parse(pattern.pattern, pattern.flags)
     except Exception:  # noqa: BLE001 - anything unusual: no prefilter
         return None
-    groups = sorted(set(_groups(list(parsed))), key=_strength, reverse=True)[:_MAX_GROUPS]
-    return tuple(tuple(sorted(group, key=len)) for group in groups) or None
+    kept: list[frozenset[str]] = []
+    # strongest first, ties in the groups' own order (the same groups in every process)
+    for group in sorted(set(_groups(list(parsed))), key=lambda group: (_strength(group), sorted(group)), reverse=True):
+        if not any(stronger <= group for stronger in kept):  # a group holding a kept one adds nothing
+            kept.append(group)
+    return tuple(tuple(sorted(group, key=lambda string: (len(string), string))) for group in kept[:_MAX_GROUPS]) or None
 
 
 def may_match(groups: tuple[tuple[str, ...], ...] | None, low: str) -> bool:
