@@ -18,10 +18,11 @@ Pure Python: this module imports no Django and no other app module, so it can be
 tested) from anywhere.
 
 Cost of one ``line_refusal`` (``bench/guards.py``, CPU p50, Python 3.11, python-stdnum 2.2,
-detect-secrets 1.5.0; docs/performance.md, "The guard check under half a millisecond"): about 0.35-0.45
-ms for a 300-character ordinary sentence, in English or in Hindi and Spanish (the category word index
-and the literal gates of the patterns its words open are most of it); about 0.6 ms for one packed with
-numbers, dates, a phone and an e-mail (the id table's shapes, python-stdnum's candidates); about 0.4 ms
+detect-secrets 1.5.0; docs/performance.md, issue 24's tenth round): about 0.4 ms for a 300-character
+ordinary English sentence, about 0.85 ms for one in Hindi and Spanish (the category word index and the
+patterns its words open, many of them since the vocabulary was broadened, are most of it); about 0.8 ms
+for one packed with numbers, dates, a phone and an e-mail (the id table's shapes, python-stdnum's
+candidates); about 0.4 ms
 for one holding a key-like run of 16+ characters (digits or mixed case), the only runs handed to
 detect-secrets, whose scan stops at its first hit that counts; 0.1-0.2 ms for a short line. The worst
 case found, a 300-character line packed with fifteen random mixed-case tokens, about 5 ms (detect-secrets
