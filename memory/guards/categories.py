@@ -380,7 +380,8 @@ def _professions_said(v: View) -> list[tuple[int, int]]:
     return spans
 
 
-# A subject studied or taught ("Estuda Ciência Política", "Teaches Religious Education"): a course, not a belief.
+# A subject studied or taught ("Estuda Ciência Política", "Teaches Religious Education"): a course, not a belief;
+# a document, donation or sale named with a category's word ("salary slip", "monthly gift", "Diwali sale").
 _SUBJECT_GATE = CueGate(_PERSONAL["subjects"])
 _SUBJECT = re.compile(cue_pattern(_PERSONAL["subjects"]))
 

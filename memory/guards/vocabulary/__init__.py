@@ -62,7 +62,9 @@ CREDENTIAL_LISTS = (
 # ("woont in Amsterdam, postcode 1012 AB" says no house number).
 # ``role_before`` / ``role_after``: the words a job is said with ("trabajo como", "de métier"), ``role_articles`` the
 # articles that may stand between (``memory.guards.categories``: a profession is a role, not its field);
-# ``subjects``, a subject studied or taught ("political science", "Religious Education"): a course, not a belief.
+# ``subjects``, words set aside before the categories are read: a subject studied or taught ("political science",
+# "Religious Education": a course, not a belief), and a document, donation or sale named with a category's word
+# ("salary slip", "monthly gift", "Diwali sale").
 PERSONAL_LISTS = (
     "id_words",
     "address_cues",
